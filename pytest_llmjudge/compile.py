@@ -1,0 +1,144 @@
+"""Benchmark + prompt sections + case → the exact request the judge receives.
+
+The rubric (behavior sections, rendered through a jinja2 template with ``StrictUndefined``)
+travels as pydantic-evals ``LLMJudge``'s rubric; the case travels as its inputs, expected
+output and output. Case values are *fenced*: rendered as JSON whose ``<``, ``>`` and ``&`` are
+escaped, so no text inside a candidate output can open a heading line or close a tag.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+import jinja2
+
+from .hashing import digest
+from .prompt_file import Bullet, PromptSections
+from .spec import Benchmark, Case
+
+DEFAULT_STYLE = "no_reasoning"
+STYLES = ("no_reasoning", "short_cot", "long_cot")
+DEFAULT_UNCERTAINTY = (
+    "If the information is ambiguous or incomplete, set pass = false and explain that the case is "
+    "uncertain in the reason."
+)
+_CRITERION = re.compile(r"^\s*apply when\s+(?P<when>.+?)\.\s*flag if\s+(?P<flag>.+?)\.?\s*$", re.I | re.S)
+
+
+@dataclass(frozen=True)
+class CompiledRequest:
+    """Everything the judge sees for one case; ``digest`` identifies it."""
+
+    benchmark: str
+    case_id: str
+    instructions: str
+    rubric: str
+    inputs: str
+    expected_output: str | None
+    output: str
+    prompt_style: str
+
+    @property
+    def digest(self) -> str:
+        return digest(
+            [self.instructions, self.rubric, self.inputs, self.expected_output, self.output, self.prompt_style]
+        )
+
+
+@cache
+def _environment() -> jinja2.Environment:
+    return jinja2.Environment(
+        loader=jinja2.PackageLoader("pytest_llmjudge", "templates"),
+        undefined=jinja2.StrictUndefined,
+        autoescape=False,
+        keep_trailing_newline=False,
+        trim_blocks=False,
+    )
+
+
+def render(template: str, **context: Any) -> str:
+    """Render a packaged template; a missing variable is an error, never an empty string."""
+    return _environment().get_template(template).render(**context).strip() + "\n"
+
+
+def fence(value: Any) -> str:
+    """Case text as inert JSON: newlines, ``<``, ``>`` and ``&`` cannot escape the data section."""
+    text = json.dumps(value, ensure_ascii=False, separators=(", ", ": "), default=str)
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
+def _criteria(value: str | list[str] | None) -> list[str]:
+    if value is None:
+        return []
+    return [value] if isinstance(value, str) else list(value)
+
+
+def sections_from_fields(benchmark: Benchmark) -> PromptSections:
+    """Canonical sections for a benchmark without a prompt file, built from its own fields."""
+    spec = benchmark.spec
+    include, fails = [], []
+    for criterion in _criteria(spec.inclusion_criteria):
+        found = _CRITERION.match(" ".join(criterion.split()))
+        if found:
+            include.append(Bullet(found.group("when").rstrip(".") + ".", 0))
+            fails.append(Bullet(found.group("flag").rstrip(".") + ".", 0))
+        else:
+            fails.append(Bullet(" ".join(criterion.split()), 0))
+    ignore = [Bullet(" ".join(c.split()), 0) for c in _criteria(spec.exclusion_criteria)]
+    return PromptSections(
+        path=str(benchmark.location.path),
+        behavior=spec.code,
+        description=" ".join((spec.concept or spec.label or spec.code).split()),
+        include=tuple(include),
+        ignore=tuple(ignore),
+        automatic_fail=tuple(fails),
+        pass_conditions=(Bullet("None of the automatic-fail conditions above is true.", 0),),
+        uncertainty_policy=DEFAULT_UNCERTAINTY,
+        examples=tuple(spec.examples or ()),
+    )
+
+
+def compile_rubric(sections: PromptSections, code: str, style: str = DEFAULT_STYLE) -> str:
+    """The LLMJudge rubric: every behavior section, none of SYSTEM or INPUTS."""
+    if style not in STYLES:
+        raise ValueError(f"unknown prompt style {style!r}; use one of {', '.join(STYLES)}")
+    own = sections.output_instruction if style == DEFAULT_STYLE else ""
+    return render(
+        "rubric.md.j2",
+        behavior=sections.behavior or code,
+        description=sections.description,
+        include=sections.include,
+        ignore=sections.ignore,
+        automatic_fail_header=sections.automatic_fail_header,
+        automatic_fail=sections.automatic_fail,
+        pass_conditions=sections.pass_conditions,
+        acceptable_variations=sections.acceptable_variations,
+        uncertainty_policy=sections.uncertainty_policy or DEFAULT_UNCERTAINTY,
+        examples=sections.examples,
+        output_instruction=own or render(f"output_{style}.j2").strip(),
+    )
+
+
+def compile_case(
+    benchmark: Benchmark, sections: PromptSections, case: Case, style: str = DEFAULT_STYLE
+) -> CompiledRequest:
+    """The exact judge request for one case."""
+    spec = case.spec
+    inputs: dict[str, Any] = {}
+    if spec.source_narrative is not None:
+        inputs["SOURCE_NARRATIVE"] = spec.source_narrative
+    inputs.update(spec.inputs or {})
+    return CompiledRequest(
+        benchmark=benchmark.code,
+        case_id=case.id,
+        instructions=sections.system.strip(),
+        rubric=compile_rubric(sections, benchmark.code, style),
+        inputs=fence(inputs),
+        expected_output=None if spec.ground_truth is None else fence({"GROUND_TRUTH": spec.ground_truth}),
+        output=fence({"CANDIDATE_OUTPUT": spec.candidate_output}),
+        prompt_style=style,
+    )

@@ -1,0 +1,40 @@
+"""User-facing errors: every one reads ``path:line:col: field: message`` plus a one-line hint."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Location:
+    """A place in a file; line and column are 1-based (0 when unknown)."""
+
+    path: str
+    line: int = 0
+    col: int = 0
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}:{self.col}"
+
+
+class SpecError(Exception):
+    """A mistake in a user's benchmark, rubric, case or prompt file."""
+
+    def __init__(self, location: Location, field: str, message: str, hint: str = "") -> None:
+        self.location = location
+        self.field = field
+        self.message = message
+        self.hint = hint
+        super().__init__(self.render())
+
+    def render(self) -> str:
+        head = f"{self.location}: {self.field or '<file>'}: {self.message}"
+        return f"{head}\n  hint: {self.hint}" if self.hint else head
+
+
+def nearest(word: str, choices: Iterable[str]) -> str | None:
+    """The closest of ``choices`` to ``word``, if any is close enough to be a likely typo."""
+    found = difflib.get_close_matches(word, sorted(choices), n=1, cutoff=0.6)
+    return found[0] if found else None

@@ -1,0 +1,202 @@
+"""Parse canonical ``*_prompt.md`` judge prompts into their sections.
+
+The canonical structure is SYSTEM, BEHAVIOR, DESCRIPTION, EVALUATION SCOPE (Include / Ignore),
+RUBRIC (Automatic fail, Pass conditions, Acceptable variations, Uncertainty policy), INPUTS and
+an output instruction. Real files vary: bullets carry ``Example:`` lines, bullets wrap over
+several lines, a "Respond ONLY with compact JSON" block trails the file, line endings are CRLF.
+The parser keeps every line number so that the linter and error messages can point into the file.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+# Section keys in canonical order.
+CANONICAL_ORDER = (
+    "system",
+    "behavior",
+    "description",
+    "scope",
+    "include",
+    "ignore",
+    "rubric",
+    "automatic_fail",
+    "pass_conditions",
+    "acceptable_variations",
+    "uncertainty_policy",
+    "inputs",
+    "output_instruction",
+)
+
+_HEADINGS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
+    (key, re.compile(pattern, re.IGNORECASE))
+    for key, pattern in (
+        ("system", r"^system\s*:\s*(?P<rest>.*)$"),
+        ("behavior", r"^behaviou?r\s*:\s*(?P<rest>.*)$"),
+        ("description", r"^(?:description|goal)\s*:\s*(?P<rest>.*)$"),
+        ("scope", r"^evaluation scope\s*:?\s*(?P<rest>)$"),
+        ("include", r"^include\s*:\s*(?P<rest>.*)$"),
+        ("ignore", r"^ignore\s*:\s*(?P<rest>.*)$"),
+        ("rubric", r"^rubric\s*:?\s*(?P<rest>)$"),
+        ("automatic_fail", r"^automatic(?:ally)?\s+fail\b(?P<rest>[^:]*:?)\s*$"),
+        ("pass_conditions", r"^pass conditions\b(?P<rest>[^:]*:?)\s*$"),
+        ("acceptable_variations", r"^acceptable variations\b(?P<rest>[^:]*:?)\s*$"),
+        ("uncertainty_policy", r"^uncertainty policy\s*:?\s*(?P<rest>.*)$"),
+        ("inputs", r"^inputs\s*:?\s*(?P<rest>)$"),
+        (
+            "output_instruction",
+            r"^(?P<rest>(?:respond|return|output)\b.*\b(?:json)\b.*|output(?: format| schema)?\s*:.*)$",
+        ),
+    )
+)
+_MARKUP = re.compile(r"^(?:#+\s*|\*\*)?(?P<body>.*?)(?:\*\*)?\s*$")
+_BULLET = re.compile(r"^(?P<indent>\s*)(?:[-*•]|(?P<num>\d+)[.)])\s+(?P<text>.*)$")
+_EXAMPLE = re.compile(r"^\s*(?:[-*•]\s+)?(?:e\.g\.|example)\s*:\s*(?P<text>.*)$", re.IGNORECASE)
+_RUBRIC_PARTS = frozenset({"automatic_fail", "pass_conditions", "acceptable_variations", "uncertainty_policy"})
+LIST_SECTIONS = frozenset({"include", "ignore", "automatic_fail", "pass_conditions", "acceptable_variations"})
+
+
+@dataclass(frozen=True)
+class Bullet:
+    """One list item: its text (continuation lines joined), where it starts, and its examples."""
+
+    text: str
+    line: int
+    number: int | None = None
+    examples: tuple[str, ...] = ()
+    end_line: int = 0
+
+
+@dataclass(frozen=True)
+class Heading:
+    key: str
+    line: int
+    text: str
+
+
+@dataclass(frozen=True)
+class PromptSections:
+    """A judge prompt broken into canonical sections."""
+
+    path: str
+    system: str = ""
+    behavior: str = ""
+    description: str = ""
+    include: tuple[Bullet, ...] = ()
+    ignore: tuple[Bullet, ...] = ()
+    automatic_fail_header: str = "Automatic fail if any of the following are true:"
+    automatic_fail: tuple[Bullet, ...] = ()
+    pass_conditions: tuple[Bullet, ...] = ()
+    acceptable_variations: tuple[Bullet, ...] = ()
+    uncertainty_policy: str = ""
+    output_instruction: str = ""
+    examples: tuple[str, ...] = ()
+    headings: tuple[Heading, ...] = field(default=(), compare=False)
+    prose: tuple[tuple[str, int, str], ...] = field(default=(), compare=False)
+
+    def heading(self, key: str) -> Heading | None:
+        return next((h for h in self.headings if h.key == key), None)
+
+
+def match_heading(line: str) -> tuple[str, str] | None:
+    """``(section key, rest of line)`` if ``line`` opens a canonical section."""
+    body = _MARKUP.match(line.strip())
+    text = body.group("body").strip() if body else line.strip()
+    for key, pattern in _HEADINGS:
+        found = pattern.match(text)
+        if found:
+            return key, found.group("rest").strip()
+    return None
+
+
+def split_lines(text: str) -> list[str]:
+    """Lines of a prompt file with CRLF / CR endings normalised."""
+    return text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+
+
+def parse_bullets(lines: list[tuple[int, str]]) -> tuple[Bullet, ...]:
+    """Group ``(line number, text)`` pairs into bullets with continuations and examples."""
+    items: list[dict[str, object]] = []
+    base_indent: int | None = None
+    for number, raw in lines:
+        if not raw.strip():
+            continue
+        example = _EXAMPLE.match(raw)
+        bullet = _BULLET.match(raw)
+        if example and items:
+            examples = items[-1]["examples"]
+            assert isinstance(examples, list)
+            examples.append(example.group("text").strip())
+            items[-1]["end"] = number
+            continue
+        indent = len(bullet.group("indent")) if bullet else 0
+        if bullet and (base_indent is None or indent <= base_indent):
+            base_indent = indent if base_indent is None else base_indent
+            num = bullet.group("num")
+            items.append(
+                {"text": bullet.group("text").strip(), "line": number, "num": int(num) if num else None, "examples": [], "end": number}
+            )
+        elif items:
+            continuation = bullet.group("text").strip() if bullet else raw.strip()
+            items[-1]["text"] = f"{items[-1]['text']} {continuation}".strip()
+            items[-1]["end"] = number
+        else:
+            items.append({"text": raw.strip(), "line": number, "num": None, "examples": [], "end": number})
+    return tuple(
+        Bullet(
+            text=str(item["text"]),
+            line=int(str(item["line"])),
+            number=item["num"] if isinstance(item["num"], int) else None,
+            examples=tuple(item["examples"]) if isinstance(item["examples"], list) else (),
+            end_line=int(str(item["end"])),
+        )
+        for item in items
+    )
+
+
+def parse_prompt(text: str, path: str) -> PromptSections:
+    """Split a prompt file into canonical sections (unknown text is kept in ``prose``)."""
+    bodies: dict[str, list[tuple[int, str]]] = {}
+    headings: list[Heading] = []
+    prose: list[tuple[str, int, str]] = []
+    header_text: dict[str, str] = {}
+    current = "preamble"
+    for number, line in enumerate(split_lines(text), start=1):
+        found = match_heading(line) if not line.startswith((" ", "\t")) else None
+        if found and found[0] == "output_instruction" and not any(h.key in _RUBRIC_PARTS for h in headings):
+            found = None  # "Respond only with JSON" inside SYSTEM is prose, not the trailing block
+        if found and not (current == "inputs" and found[0] != "output_instruction"):
+            key, rest = found
+            headings.append(Heading(key, number, line.strip()))
+            current = key
+            header_text[key] = line.strip()
+            bodies.setdefault(key, [])
+            if rest and key not in {"automatic_fail", "pass_conditions", "acceptable_variations"}:
+                bodies[key].append((number, rest))
+            continue
+        if line.strip() in {"---", "***", "___"}:
+            continue
+        bodies.setdefault(current, []).append((number, line))
+        if current in {"preamble", "scope", "rubric"} and line.strip():
+            prose.append((current, number, line))
+
+    def prose_of(key: str) -> str:
+        return "\n".join(line for _, line in bodies.get(key, [])).strip()
+
+    return PromptSections(
+        path=path,
+        system=prose_of("system"),
+        behavior=prose_of("behavior").splitlines()[0].strip() if prose_of("behavior") else "",
+        description=" ".join(prose_of("description").split()),
+        include=parse_bullets(bodies.get("include", [])),
+        ignore=parse_bullets(bodies.get("ignore", [])),
+        automatic_fail_header=header_text.get("automatic_fail", PromptSections.automatic_fail_header),
+        automatic_fail=parse_bullets(bodies.get("automatic_fail", [])),
+        pass_conditions=parse_bullets(bodies.get("pass_conditions", [])),
+        acceptable_variations=parse_bullets(bodies.get("acceptable_variations", [])),
+        uncertainty_policy=" ".join(prose_of("uncertainty_policy").split()),
+        output_instruction=prose_of("output_instruction"),
+        headings=tuple(headings),
+        prose=tuple(prose),
+    )

@@ -1,0 +1,319 @@
+"""The file format: pydantic models at the file boundary, loaded into frozen runtime values.
+
+Everything a user writes passes through here. Validation errors become ``SpecError``s that
+point at the offending line, with the nearest known key or value suggested for typos.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Any, Literal, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from .errors import Location, SpecError, nearest
+from .yamlsrc import Sourced, decode, dotted, load_yaml
+
+CODE_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]*$"
+Fraction = Annotated[float, Field(ge=0.0, le=1.0)]
+Text = str | list[str]
+JsonValue = str | int | float | bool | dict[str, Any] | list[Any]
+PromptStyle = Literal["no_reasoning", "short_cot", "long_cot"]
+EvaluatorType = Literal["code", "llm_judge", "hybrid", "manual_sme"]
+M = TypeVar("M", bound=BaseModel)
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class ScoringScale(_Strict):
+    min_value: float | None = None
+    max_value: float | None = None
+    normalization_formula: str | None = None
+    descriptions: dict[float, str] | None = None
+
+
+class JudgeSettings(_Strict):
+    """Per-benchmark judge overrides (``judge:`` in a benchmark file)."""
+
+    model: str | None = None
+    base_url: str | None = None
+    temperature: Annotated[float, Field(ge=0.0, le=2.0)] | None = None
+    max_tokens: Annotated[int, Field(gt=0)] | None = None
+    timeout: Annotated[float, Field(gt=0)] | None = None
+    prompt_style: PromptStyle | None = None
+
+
+class CheckSpec(_Strict):
+    """A deterministic check for ``code`` and ``hybrid`` benchmarks."""
+
+    type: Literal["contains", "equals", "equals_expected", "is_instance", "python"]
+    value: Any = None
+    case_sensitive: bool = True
+    function: str | None = None
+
+
+class CaseSpec(_Strict):
+    id: Annotated[str, Field(pattern=CODE_PATTERN)]
+    source_narrative: str | None = None
+    ground_truth: JsonValue | None = None
+    candidate_output: JsonValue
+    inputs: dict[str, Any] | None = None
+    label: Literal["pass", "fail"] | None = None
+    metadata: dict[str, Any] | None = None
+
+
+class BenchmarkSpec(_Strict):
+    code: Annotated[str, Field(pattern=CODE_PATTERN)]
+    parent_rubric: str | None = None
+    label: str | None = None
+    concept: str | None = None
+    weight: Fraction = 1.0
+    threshold: Fraction | None = None
+    criticality: Literal["hard_gate", "threshold_gate"] = "threshold_gate"
+    scoring_scale: ScoringScale | None = None
+    inclusion_criteria: Text | None = None
+    exclusion_criteria: Text | None = None
+    examples: list[str] | None = None
+    evaluator_type: EvaluatorType = "llm_judge"
+    llm_prompt_file: str | None = None
+    metric: dict[str, Any] | None = None
+    notes: str | None = None
+    cases: list[CaseSpec] | None = None
+    cases_file: str | None = None
+    judge: JudgeSettings | None = None
+    checks: list[CheckSpec] | None = None
+
+    @field_validator("inclusion_criteria", "exclusion_criteria")
+    @classmethod
+    def _strip(cls, value: Text | None) -> Text | None:
+        return value.strip() if isinstance(value, str) else value
+
+
+class EvaluationGuidelines(_Strict):
+    focus_areas: list[str] | None = None
+    acceptable_deviations: list[str] | None = None
+    critical_requirements: list[str] | None = None
+    evidence_requirements: str | None = None
+
+
+class RubricSpec(_Strict):
+    code: Annotated[str, Field(pattern=CODE_PATTERN)]
+    label: str | None = None
+    description: str | None = None
+    weight: Fraction = 1.0
+    aggregation_method: Literal["WEIGHTED_AVERAGE", "MINIMUM", "MAXIMUM", "MEAN"] = "WEIGHTED_AVERAGE"
+    passing_threshold: Fraction | None = None
+    benchmarks: list[str]
+    evaluation_guidelines: EvaluationGuidelines | None = None
+
+
+@dataclass(frozen=True)
+class Case:
+    """One case to judge; ``line`` is where it starts in its file."""
+
+    spec: CaseSpec
+    location: Location
+
+    @property
+    def id(self) -> str:
+        return self.spec.id
+
+
+@dataclass(frozen=True)
+class Benchmark:
+    spec: BenchmarkSpec
+    location: Location
+    cases: tuple[Case, ...]
+    prompt_path: Path | None
+
+    @property
+    def code(self) -> str:
+        return self.spec.code
+
+
+@dataclass(frozen=True)
+class Rubric:
+    spec: RubricSpec
+    location: Location
+
+
+def read_yaml(path: Path, display: str) -> Sourced:
+    """Read and parse a YAML file, naming ``display`` in errors."""
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise SpecError(Location(display), "", f"cannot read file: {exc.strerror}", "check the path") from None
+    return load_yaml(decode(raw, display), display)
+
+
+def _mapping(doc: Sourced, what: str) -> dict[str, Any]:
+    if doc.data is None:
+        raise SpecError(doc.where(()), "", "file is empty", f"a {what} file is a YAML mapping with a 'code' key")
+    if not isinstance(doc.data, dict):
+        kind = type(doc.data).__name__
+        raise SpecError(doc.where(()), "", f"expected a mapping of fields, got a {kind}", f"a {what} file starts with 'code: ...'")
+    return doc.data
+
+
+def _validate(model: type[M], data: Any, doc: Sourced, prefix: tuple[str | int, ...] = ()) -> M:
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        raise _spec_error(exc, model, doc, prefix) from None
+
+
+def _known_keys(model: type[BaseModel], loc: tuple[str | int, ...]) -> list[str]:
+    """Field names of the nested model that ``loc`` (ending in the unknown key) lives in."""
+    current: Any = model
+    for part in loc[:-1]:
+        if isinstance(part, int) or current is None:
+            continue
+        field = getattr(current, "model_fields", {}).get(part)
+        current = _model_in(field.annotation) if field else None
+    return list(getattr(current, "model_fields", {}))
+
+
+def _model_in(annotation: Any) -> type[BaseModel] | None:
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    for arg in getattr(annotation, "__args__", ()):
+        found = _model_in(arg)
+        if found:
+            return found
+    return None
+
+
+def _spec_error(exc: ValidationError, model: type[BaseModel], doc: Sourced, prefix: tuple[str | int, ...]) -> SpecError:
+    errors = exc.errors(include_url=False)
+    # Prefer the most specific error: unknown keys and literals before union noise.
+    first = sorted(errors, key=lambda e: (e["type"] not in {"extra_forbidden", "literal_error", "missing"}))[0]
+    loc = tuple(p for p in first["loc"] if not (isinstance(p, str) and ("[" in p or p in _UNION_TAGS)))
+    full = (*prefix, *loc)
+    field = dotted(full)
+    where = doc.where(full)
+    more = f" (and {len(errors) - 1} more problem{'s' if len(errors) > 2 else ''})" if len(errors) > 1 else ""
+    kind = first["type"]
+    if kind == "extra_forbidden":
+        key = str(loc[-1])
+        guess = nearest(key, _known_keys(model, loc))
+        hint = f"did you mean '{guess}'?" if guess else f"known keys: {', '.join(_known_keys(model, loc))}"
+        return SpecError(where, field, f"unknown key '{key}'{more}", hint)
+    if kind == "missing":
+        return SpecError(where, field, f"required field is missing{more}", f"add '{loc[-1]}:' to this entry")
+    if kind == "literal_error":
+        expected = str(first.get("ctx", {}).get("expected", ""))
+        choices = [c.strip().strip("'") for c in expected.replace(" or ", ",").split(",") if c.strip()]
+        got = first.get("input")
+        guess = nearest(str(got), choices)
+        hint = f"did you mean '{guess}'?" if guess else f"use one of: {', '.join(choices)}"
+        return SpecError(where, field, f"{got!r} is not one of {expected}{more}", hint)
+    hint = {
+        "string_pattern_mismatch": "use letters, digits, '-', '_' and '.' only, starting with a letter or digit",
+        "greater_than_equal": "use a number in range",
+        "less_than_equal": "use a number in range",
+        "greater_than": "use a positive number",
+    }.get(kind, "see BENCHMARK_FORMAT in the README for the expected type")
+    return SpecError(where, field, f"{first['msg']} (got {first.get('input')!r}){more}", hint)
+
+
+_UNION_TAGS = {"str", "int", "float", "bool", "list", "dict", "list[str]", "dict[str,any]", "list[any]"}
+
+
+def load_benchmark(path: Path, display: str, rootdir: Path) -> Benchmark:
+    """Load and validate one benchmark file with its cases and prompt path."""
+    doc = read_yaml(path, display)
+    data = _mapping(doc, "benchmark")
+    spec = _validate(BenchmarkSpec, data, doc)
+    cases: list[Case] = []
+    for i, case in enumerate(spec.cases or ()):
+        cases.append(Case(case, doc.where(("cases", i))))
+    if spec.cases_file:
+        cases.extend(_load_cases_file(spec.cases_file, doc, rootdir))
+    _check_unique_ids(cases)
+    prompt_path = None
+    if spec.llm_prompt_file:
+        prompt_path = rootdir / spec.llm_prompt_file
+        if not prompt_path.is_file():
+            raise SpecError(
+                doc.where(("llm_prompt_file",)),
+                "llm_prompt_file",
+                f"prompt file '{spec.llm_prompt_file}' does not exist",
+                "paths in benchmark files are relative to the repository root (pytest's rootdir)",
+            )
+    elif spec.evaluator_type in {"llm_judge", "hybrid"} and not (spec.concept or spec.inclusion_criteria):
+        raise SpecError(
+            doc.where(("evaluator_type",)),
+            "llm_prompt_file",
+            f"evaluator_type '{spec.evaluator_type}' needs a rubric",
+            "add 'llm_prompt_file:' or at least 'concept:' and 'inclusion_criteria:'",
+        )
+    if spec.evaluator_type in {"code", "hybrid"} and cases and not spec.checks:
+        raise SpecError(
+            doc.where(("evaluator_type",)),
+            "checks",
+            f"evaluator_type '{spec.evaluator_type}' has cases but no deterministic checks",
+            "add a 'checks:' list (contains, equals, equals_expected, is_instance, python)",
+        )
+    return Benchmark(spec, doc.where(("code",)), tuple(cases), prompt_path)
+
+
+def _check_unique_ids(cases: list[Case]) -> None:
+    seen: dict[str, Case] = {}
+    for case in cases:
+        if case.id in seen:
+            first = seen[case.id].location
+            raise SpecError(
+                case.location,
+                "id",
+                f"duplicate case id '{case.id}' (first at {first})",
+                "case ids must be unique within a benchmark",
+            )
+        seen[case.id] = case
+
+
+def _load_cases_file(relative: str, doc: Sourced, rootdir: Path) -> list[Case]:
+    path = rootdir / relative
+    if not path.is_file():
+        raise SpecError(
+            doc.where(("cases_file",)),
+            "cases_file",
+            f"cases file '{relative}' does not exist",
+            "paths in benchmark files are relative to the repository root (pytest's rootdir)",
+        )
+    if path.suffix == ".jsonl":
+        return _load_jsonl(path, relative)
+    cases_doc = read_yaml(path, relative)
+    items = cases_doc.data.get("cases") if isinstance(cases_doc.data, dict) else cases_doc.data
+    prefix: tuple[str | int, ...] = ("cases",) if isinstance(cases_doc.data, dict) else ()
+    if not isinstance(items, list):
+        raise SpecError(cases_doc.where(()), "", "expected a list of cases", "write one '- id: ...' entry per case")
+    return [
+        Case(_validate(CaseSpec, item, cases_doc, (*prefix, i)), cases_doc.where((*prefix, i)))
+        for i, item in enumerate(items)
+    ]
+
+
+def _load_jsonl(path: Path, display: str) -> list[Case]:
+    text = decode(path.read_bytes(), display)
+    cases = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        where = Location(display, number, 1)
+        try:
+            item = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise SpecError(Location(display, number, exc.colno), "", f"invalid JSON: {exc.msg}", "one JSON object per line") from None
+        line_doc = Sourced(display, item, {(): (number, 1)})
+        cases.append(Case(_validate(CaseSpec, item, line_doc), where))
+    return cases
+
+
+def load_rubric(path: Path, display: str) -> Rubric:
+    doc = read_yaml(path, display)
+    spec = _validate(RubricSpec, _mapping(doc, "rubric"), doc)
+    return Rubric(spec, doc.where(("code",)))
