@@ -26,6 +26,7 @@ DEFAULT_UNCERTAINTY = (
     "If the information is ambiguous or incomplete, set pass = false and explain that the case is "
     "uncertain in the reason."
 )
+_EXCLUSION = re.compile(r"^\s*do not (?:apply|use)(?: this)?(?: when| for| if| to)?\s+", re.I)
 _CRITERION = re.compile(r"^\s*apply when\s+(?P<when>.+?)\.\s*flag if\s+(?P<flag>.+?)\.?\s*$", re.I | re.S)
 
 
@@ -71,6 +72,11 @@ def fence(value: Any) -> str:
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
+def _sentence(text: str) -> str:
+    text = " ".join(text.split()).rstrip(".") + "."
+    return text[:1].upper() + text[1:]
+
+
 def _criteria(value: str | list[str] | None) -> list[str]:
     if value is None:
         return []
@@ -84,11 +90,11 @@ def sections_from_fields(benchmark: Benchmark) -> PromptSections:
     for criterion in _criteria(spec.inclusion_criteria):
         found = _CRITERION.match(" ".join(criterion.split()))
         if found:
-            include.append(Bullet(found.group("when").rstrip(".") + ".", 0))
-            fails.append(Bullet(found.group("flag").rstrip(".") + ".", 0))
+            include.append(Bullet(_sentence(found.group("when")), 0))
+            fails.append(Bullet(_sentence(found.group("flag")), 0))
         else:
-            fails.append(Bullet(" ".join(criterion.split()), 0))
-    ignore = [Bullet(" ".join(c.split()), 0) for c in _criteria(spec.exclusion_criteria)]
+            fails.append(Bullet(_sentence(criterion), 0))
+    ignore = [Bullet(_sentence(_EXCLUSION.sub("", c)), 0) for c in _criteria(spec.exclusion_criteria)]
     return PromptSections(
         path=str(benchmark.location.path),
         behavior=spec.code,

@@ -14,7 +14,7 @@ import pytest
 from . import spec
 from .errors import SpecError
 from .gates import BenchmarkGate, CaseRecord, RubricGate, benchmark_gates, rubric_gate
-from .report import benchmark_table, rubric_table, write_review_file
+from .report import JudgeErrored, benchmark_table, rubric_table, write_review_file
 from .settings import RunSettings
 from .verdict import JudgeFailure, Outcome, Verdict
 
@@ -239,6 +239,8 @@ class RunState:
     def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
         outcome = yield
         report: pytest.TestReport = outcome.get_result()
+        if call.excinfo is not None and call.when == "setup" and call.excinfo.errisinstance(JudgeErrored):
+            report.longrepr = item.repr_failure(call.excinfo)  # pytest shows setup errors as tracebacks
         record = _record(item, report)
         if record is not None:
             report.llmjudge = asdict(record)  # type: ignore[attr-defined]

@@ -1,0 +1,91 @@
+"""The ``llmjudge`` command: compile previews, lint, rules and cache maintenance."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from . import __version__
+from .errors import SpecError
+
+
+def _compile(args: argparse.Namespace) -> int:
+    """Print the exact request the judge receives for a benchmark's cases."""
+    from .collect import load_sections
+    from .compile import STYLES, compile_case, compile_rubric
+    from .judge import render_messages
+    from .spec import load_benchmark
+
+    root = Path(args.rootdir).resolve()
+    path = Path(args.path)
+    try:
+        display = path.resolve().relative_to(root).as_posix()
+    except ValueError:
+        display = str(path)
+    try:
+        benchmark = load_benchmark(path, display, root)
+        sections = load_sections(benchmark, root)
+    except SpecError as error:
+        print(error.render(), file=sys.stderr)
+        return 2
+    style = args.style or (benchmark.spec.judge.prompt_style if benchmark.spec.judge else None) or STYLES[0]
+    cases = [c for c in benchmark.cases if args.case in (None, c.id)]
+    if args.case and not cases:
+        known = ", ".join(c.id for c in benchmark.cases) or "none"
+        print(f"{display}: no case '{args.case}' (cases: {known})", file=sys.stderr)
+        return 2
+    if not cases:
+        print(f"# {benchmark.code}: no cases; the rubric every case would get:\n")
+        print(compile_rubric(sections, benchmark.code, style), end="")
+        return 0
+    for index, case in enumerate(cases):
+        request = compile_case(benchmark, sections, case, style)
+        if index:
+            print()
+        print(f"# {benchmark.code}::{case.id}  prompt {request.digest}")
+        print(render_messages(request), end="")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="llmjudge",
+        description="pytest-llmjudge tools. Run the benchmarks themselves with `pytest benchmarks/`.",
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    compile_parser = commands.add_parser(
+        "compile",
+        help="print the exact request the judge receives",
+        description="Print the messages and output schema the judge model is sent for each case of a "
+        "benchmark (or the rubric alone for a benchmark without cases).",
+    )
+    compile_parser.add_argument("path", help="benchmark YAML file")
+    compile_parser.add_argument("--case", help="only this case id")
+    compile_parser.add_argument("--style", choices=["no_reasoning", "short_cot", "long_cot"], help="prompt style")
+    compile_parser.add_argument("--rootdir", default=".", help="repository root that paths in the file are relative to (default .)")
+    compile_parser.set_defaults(handler=_compile)
+
+    from .lint.cli import add_lint_parser, add_rules_parser
+
+    add_lint_parser(commands)
+    add_rules_parser(commands)
+    from .cache_cli import add_cache_parser
+
+    add_cache_parser(commands)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.handler(args))
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
