@@ -6,7 +6,6 @@ judge requests; ``benchmarks/…/A-NEG1.yaml::A-NEG1::<case-id>`` judges one cas
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -24,27 +23,6 @@ if TYPE_CHECKING:
     from .session import RunState
 
 PROMPT_ITEM = "prompt"
-_CODE_LINE = re.compile(rb"^code\s*:", re.MULTILINE)
-_CODE_STEM = re.compile(r"^[A-Z][A-Z0-9]*(?:[-_.][A-Za-z0-9]+)*$")
-_LIST_START = re.compile(rb"^\s*(?:#[^\n]*\n\s*)*-\s", re.DOTALL)
-
-
-def is_benchmark_file(path: Path, folders: list[str]) -> bool:
-    """A YAML file under a benchmark folder that declares ``code:`` or is named like a code.
-
-    Other YAML (lowercase notes, case lists) and Markdown beside benchmarks are left alone.
-    """
-    if path.suffix not in {".yaml", ".yml"} or "__snapshots__" in path.parts:
-        return False
-    if not any(part in folders for part in path.parent.parts):
-        return False
-    try:
-        head = path.read_bytes()
-    except OSError:
-        return False
-    if _CODE_LINE.search(head):
-        return True
-    return bool(_CODE_STEM.match(path.stem)) and not _LIST_START.match(head)
 
 
 def load_sections(benchmark: spec.Benchmark, display_root: Path) -> PromptSections:

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from . import hookspecs
-from .collect import BenchmarkFile, is_benchmark_file
+from .detect import is_benchmark_file
 from .settings import CACHE_MODES, resolve
 from .session import STATE, RunState
 
@@ -59,6 +59,8 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> Any:
     if is_benchmark_file(file_path, parent.config.getini("llmjudge_paths")):
+        from .collect import BenchmarkFile  # pydantic and jinja2 load only when a benchmark exists
+
         return BenchmarkFile.from_parent(parent, path=file_path)
     return None
 

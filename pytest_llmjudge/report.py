@@ -7,10 +7,14 @@ from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path
 
-from .compile import CompiledRequest
+from typing import TYPE_CHECKING
+
 from .gates import BenchmarkGate, CaseRecord, RubricGate
-from .spec import Benchmark, Case
 from .verdict import Outcome
+
+if TYPE_CHECKING:
+    from .compile import CompiledRequest
+    from .spec import Benchmark, Case
 
 
 class CaseFailed(Exception):

@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from . import spec
 from .errors import SpecError
 from .gates import BenchmarkGate, CaseRecord, RubricGate, benchmark_gates, rubric_gate
 from .report import JudgeErrored, benchmark_table, rubric_table, write_review_file
@@ -19,6 +18,7 @@ from .settings import RunSettings
 from .verdict import JudgeFailure, Outcome, Verdict
 
 if TYPE_CHECKING:
+    from . import spec
     from .collect import CaseItem, PromptItem
     from .judge import JudgeConfig
     from .scheduler import Scheduler
@@ -288,6 +288,8 @@ class RunState:
         session.exitstatus = self._exit_status(int(session.exitstatus))
 
     def _rubric_gates(self) -> list[RubricGate]:
+        from . import spec
+
         folder = self.config.rootpath / str(self.config.getini("llmjudge_rubrics"))
         if not folder.is_dir():
             return []

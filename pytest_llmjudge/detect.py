@@ -1,0 +1,31 @@
+"""Which files are benchmarks: decided from the path and a byte scan, without parsing YAML.
+
+Kept free of heavy imports: the plugin loads in every pytest run of the environment.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+_CODE_LINE = re.compile(rb"^code\s*:", re.MULTILINE)
+_CODE_STEM = re.compile(r"^[A-Z][A-Z0-9]*(?:[-_.][A-Za-z0-9]+)*$")
+_LIST_START = re.compile(rb"^\s*(?:#[^\n]*\n\s*)*-\s", re.DOTALL)
+
+
+def is_benchmark_file(path: Path, folders: list[str]) -> bool:
+    """A YAML file under a benchmark folder that declares ``code:`` or is named like a code.
+
+    Other YAML (lowercase notes, case lists) and Markdown beside benchmarks are left alone.
+    """
+    if path.suffix not in {".yaml", ".yml"} or "__snapshots__" in path.parts:
+        return False
+    if not any(part in folders for part in path.parent.parts):
+        return False
+    try:
+        head = path.read_bytes()
+    except OSError:
+        return False
+    if _CODE_LINE.search(head):
+        return True
+    return bool(_CODE_STEM.match(path.stem)) and not _LIST_START.match(head)
