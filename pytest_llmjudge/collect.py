@@ -6,6 +6,7 @@ judge requests; ``benchmarks/…/A-NEG1.yaml::A-NEG1::<case-id>`` judges one cas
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -13,11 +14,12 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from . import spec
-from .compile import CompiledRequest, compile_case, sections_from_fields
-from .errors import Location, SpecError
+from .compile import CompiledRequest, compile_case, compile_rubric, sections_from_fields
+from .errors import SpecError
 from .prompt_file import PromptSections, parse_prompt
 from .report import CaseFailed, JudgeErrored, failure_text
 from .verdict import Outcome
+from .yamlsrc import decode
 
 if TYPE_CHECKING:
     from .session import RunState
@@ -28,13 +30,8 @@ PROMPT_ITEM = "prompt"
 def load_sections(benchmark: spec.Benchmark, display_root: Path) -> PromptSections:
     if benchmark.prompt_path is None:
         return sections_from_fields(benchmark)
-    raw = benchmark.prompt_path.read_bytes()
     display = _relative(benchmark.prompt_path, display_root)
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        raise SpecError(Location(display, 1, 1), "", "prompt file is not valid UTF-8", "save it as UTF-8") from None
-    return parse_prompt(text, display)
+    return parse_prompt(decode(benchmark.prompt_path.read_bytes(), display), display)
 
 
 def _relative(path: Path, root: Path) -> str:
@@ -49,6 +46,7 @@ class BenchmarkFile(pytest.File):
 
     def collect(self) -> Iterator[pytest.Item | pytest.Collector]:
         state = _state(self.config)
+        state.benchmark_files.add(self.nodeid)
         display = _relative(self.path, self.config.rootpath)
         try:
             benchmark = spec.load_benchmark(self.path, display, self.config.rootpath)
@@ -71,7 +69,9 @@ class BenchmarkNode(pytest.Collector):
         requests = {}
         for case in self.benchmark.cases:
             if case.id == PROMPT_ITEM:
-                error = SpecError(case.location, "id", f"case id '{PROMPT_ITEM}' is reserved", "rename the case")
+                error = SpecError(
+                    case.location, "id", f"case id '{PROMPT_ITEM}' is reserved", "rename the case"
+                )
                 raise self.CollectError(error.render())
             requests[case.id] = compile_case(self.benchmark, self.sections, case, style)
         yield PromptItem.from_parent(self, name=PROMPT_ITEM, requests=requests)
@@ -82,24 +82,70 @@ class BenchmarkNode(pytest.Collector):
         return self.path, self.benchmark.location.line - 1, self.benchmark.code
 
 
-class PromptItem(pytest.Item):
-    """Compiles every case's judge request and compares it with its syrupy snapshot."""
+class SnapshotMismatch(Exception):
+    """A benchmark's compiled judge requests differ from their accepted snapshot."""
+
+
+def compiled_prompt() -> None:
+    """The function a ``PromptItem`` stands for; its work is done in ``PromptItem.runtest``."""
+
+
+class PromptItem(pytest.Function):
+    """Compiles every case's judge request and compares them with the benchmark's snapshot.
+
+    A ``pytest.Function`` because syrupy tracks only those when it decides which snapshots a
+    run left unused: as a plain ``Item``, ``-k A-MED1`` reported (and ``--snapshot-update``
+    deleted) the snapshots of every other benchmark in the folder. One snapshot per benchmark,
+    named after this item (``A-MED1.prompt``), so that syrupy's reading of ``-k`` agrees with
+    pytest's; per-case names made ``-k <case-id>`` report them unused.
+    """
 
     def __init__(self, *, requests: dict[str, CompiledRequest], **kwargs: Any) -> None:
-        super().__init__(**kwargs)
+        super().__init__(callobj=compiled_prompt, **kwargs)
         self.requests = requests
         benchmark: spec.Benchmark = self.parent.benchmark  # type: ignore[union-attr]
         self.benchmark = benchmark
 
-    @property
-    def obj(self) -> Any:
-        """What syrupy reads to name snapshots of this item."""
-        return self.runtest
-
     def runtest(self) -> None:
-        _state(self.config).check_snapshots(self)
+        self.check_snapshot(self.compiled_texts())
         if not self.benchmark.cases:
             pytest.skip(f"{self.benchmark.code} has no cases to judge (prompt compiled and checked)")
+
+    def compiled_texts(self) -> dict[str, str]:
+        """The exact messages the judge is sent for each case (the rubric when there are none)."""
+        from .judge import render_messages
+
+        texts = {case_id: render_messages(request) for case_id, request in self.requests.items()}
+        if not texts:
+            sections: PromptSections = self.parent.sections  # type: ignore[union-attr]
+            style = _state(self.config).prompt_style(self.benchmark)
+            texts = {"rubric": compile_rubric(sections, self.benchmark.code, style)}
+        return texts
+
+    def check_snapshot(self, texts: dict[str, str]) -> None:
+        if not self.config.pluginmanager.hasplugin("syrupy"):
+            return
+        from syrupy.terminal import disable_color
+
+        snapshot = self._request.getfixturevalue("snapshot")
+        if snapshot == texts:
+            return
+        plain = self.config.option.no_colors or not self.config.get_terminal_writer().hasmarkup
+        with disable_color() if plain else contextlib.nullcontext():
+            diff = snapshot.get_assert_diff()
+        where = _relative(
+            Path(snapshot.extension.get_location(test_location=snapshot.test_location, index=0)),
+            self.config.rootpath,
+        )
+        lines = [f"compiled judge requests of {self.benchmark.code} differ from the snapshot in {where}:"]
+        lines += [f"  {line}" for line in diff]
+        lines.append("Accept the change with --snapshot-update once the new prompt is what you want.")
+        raise SnapshotMismatch("\n".join(lines))
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
+        if isinstance(excinfo.value, SnapshotMismatch):
+            return str(excinfo.value)
+        return super().repr_failure(excinfo)
 
     def reportinfo(self) -> tuple[Path, int, str]:
         return self.path, self.benchmark.location.line - 1, f"{self.benchmark.code}::{PROMPT_ITEM}"
@@ -130,7 +176,9 @@ class CaseItem(pytest.Item):
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
         if isinstance(excinfo.value, CaseFailed | JudgeErrored):
-            return failure_text(self.benchmark, self.case, self.request, excinfo.value.outcome, self.sections_excerpt())
+            return failure_text(
+                self.benchmark, self.case, self.request, excinfo.value.outcome, self.sections_excerpt()
+            )
         return super().repr_failure(excinfo)
 
     def sections_excerpt(self) -> list[str]:

@@ -50,15 +50,25 @@ class CompiledRequest:
         )
 
 
+_COMMENT = re.compile(r"\s*<!--.*?-->", re.S)
+
+
+def without_comments(text: str) -> str:
+    """Markdown comments (such as lint ``noqa`` markers) are for authors, not the judge."""
+    return _COMMENT.sub("", text).strip()
+
+
 @cache
 def _environment() -> jinja2.Environment:
-    return jinja2.Environment(
+    environment = jinja2.Environment(
         loader=jinja2.PackageLoader("pytest_llmjudge", "templates"),
         undefined=jinja2.StrictUndefined,
         autoescape=False,
         keep_trailing_newline=False,
         trim_blocks=False,
     )
+    environment.filters["nocomment"] = without_comments
+    return environment
 
 
 def render(template: str, **context: Any) -> str:
@@ -108,6 +118,12 @@ def sections_from_fields(benchmark: Benchmark) -> PromptSections:
     )
 
 
+def _pass_rule(count: int) -> str:
+    if count == 1:
+        return "Set pass = true only if condition 1 holds. Otherwise set pass = false."
+    return f"Set pass = true only if all conditions 1–{count} hold. Otherwise set pass = false."
+
+
 def compile_rubric(sections: PromptSections, code: str, style: str = DEFAULT_STYLE) -> str:
     """The LLMJudge rubric: every behavior section, none of SYSTEM or INPUTS."""
     if style not in STYLES:
@@ -125,6 +141,8 @@ def compile_rubric(sections: PromptSections, code: str, style: str = DEFAULT_STY
         acceptable_variations=sections.acceptable_variations,
         uncertainty_policy=sections.uncertainty_policy or DEFAULT_UNCERTAINTY,
         examples=sections.examples,
+        notes=dict(sections.notes),
+        pass_rule=_pass_rule(len(sections.pass_conditions)),
         output_instruction=own or render(f"output_{style}.j2").strip(),
     )
 

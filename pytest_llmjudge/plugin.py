@@ -38,6 +38,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         flag = f"--llmjudge-{name.replace('_', '-')}"
         group.addoption(flag, dest=f"llmjudge_{name}", default=None, help=f"{text}. Env LLMJUDGE_{name.upper()}.")
         parser.addini(f"llmjudge_{name}", text, default=None)
+    group.addoption(
+        "--llmjudge-lint",
+        action="store_true",
+        dest="llmjudge_lint",
+        default=False,
+        help="add a lint item per prompt, benchmark and template file; lint errors fail it",
+    )
     parser.addini(
         "llmjudge_paths",
         "folder names whose benchmark YAML files are collected (default: benchmarks)",
@@ -55,6 +62,10 @@ def pytest_configure(config: pytest.Config) -> None:
     state = RunState(config, settings)
     config.stash[STATE] = state
     config.pluginmanager.register(state, "llmjudge-session")
+    if config.getoption("llmjudge_lint"):
+        from .lint.pytest_items import LintPlugin
+
+        config.pluginmanager.register(LintPlugin(), "llmjudge-lint")
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> Any:

@@ -53,6 +53,7 @@ _HEADINGS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
 _MARKUP = re.compile(r"^(?:#+\s*|\*\*)?(?P<body>.*?)(?:\*\*)?\s*$")
 _BULLET = re.compile(r"^(?P<indent>\s*)(?:[-*•]|(?P<num>\d+)[.)])\s+(?P<text>.*)$")
 _EXAMPLE = re.compile(r"^\s*(?:[-*•]\s+)?(?:e\.g\.|example)\s*:\s*(?P<text>.*)$", re.IGNORECASE)
+_COMMENT_LINE = re.compile(r"^\s*<!--.*-->\s*$")  # invisible in rendered Markdown; holds noqa comments
 _RUBRIC_PARTS = frozenset({"automatic_fail", "pass_conditions", "acceptable_variations", "uncertainty_policy"})
 LIST_SECTIONS = frozenset({"include", "ignore", "automatic_fail", "pass_conditions", "acceptable_variations"})
 
@@ -94,6 +95,10 @@ class PromptSections:
     examples: tuple[str, ...] = ()
     headings: tuple[Heading, ...] = field(default=(), compare=False)
     prose: tuple[tuple[str, int, str], ...] = field(default=(), compare=False)
+    notes: tuple[tuple[str, str], ...] = ()  # (list section, prose written after its list)
+
+    def note(self, key: str) -> str:
+        return next((text for section, text in self.notes if section == key), "")
 
     def heading(self, key: str) -> Heading | None:
         return next((h for h in self.headings if h.key == key), None)
@@ -113,6 +118,25 @@ def match_heading(line: str) -> tuple[str, str] | None:
 def split_lines(text: str) -> list[str]:
     """Lines of a prompt file with CRLF / CR endings normalised."""
     return text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+
+
+def split_trailing(lines: list[tuple[int, str]]) -> tuple[list[tuple[int, str]], str]:
+    """Separate a list from prose that follows it after a blank line.
+
+    "Set pass = true only if all conditions 1–3 hold." under the pass conditions is a
+    statement about the list, not part of its last item.
+    """
+    seen_item = blank = False
+    for index, (_, raw) in enumerate(lines):
+        if not raw.strip():
+            blank = seen_item
+            continue
+        is_item = bool(_BULLET.match(raw) or _EXAMPLE.match(raw)) or raw.startswith((" ", "\t"))
+        if seen_item and blank and not is_item:
+            return lines[:index], " ".join(" ".join(r.split()) for _, r in lines[index:] if r.strip())
+        seen_item = seen_item or bool(_BULLET.match(raw))
+        blank = False
+    return lines, ""
 
 
 def parse_bullets(lines: list[tuple[int, str]]) -> tuple[Bullet, ...]:
@@ -175,7 +199,7 @@ def parse_prompt(text: str, path: str) -> PromptSections:
             if rest and key not in {"automatic_fail", "pass_conditions", "acceptable_variations"}:
                 bodies[key].append((number, rest))
             continue
-        if line.strip() in {"---", "***", "___"}:
+        if line.strip() in {"---", "***", "___"} or _COMMENT_LINE.match(line):
             continue
         bodies.setdefault(current, []).append((number, line))
         if current in {"preamble", "scope", "rubric"} and line.strip():
@@ -183,6 +207,13 @@ def parse_prompt(text: str, path: str) -> PromptSections:
 
     def prose_of(key: str) -> str:
         return "\n".join(line for _, line in bodies.get(key, [])).strip()
+
+    notes: list[tuple[str, str]] = []
+    for key in sorted(LIST_SECTIONS):
+        if key in bodies:
+            bodies[key], note = split_trailing(bodies[key])
+            if note:
+                notes.append((key, note))
 
     return PromptSections(
         path=path,
@@ -199,4 +230,5 @@ def parse_prompt(text: str, path: str) -> PromptSections:
         output_instruction=prose_of("output_instruction"),
         headings=tuple(headings),
         prose=tuple(prose),
+        notes=tuple(notes),
     )

@@ -5,7 +5,7 @@ Registered as a plugin in ``pytest_configure``; hooks here hand off to pure modu
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Generator
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -51,7 +51,7 @@ class Stats:
     judged: int = 0
 
 
-@dataclass
+@dataclass(eq=False)  # registered as a pytest plugin, so it must stay hashable
 class RunState:
     config: pytest.Config
     settings: RunSettings
@@ -66,6 +66,8 @@ class RunState:
     rubric_results: list[RubricGate] = field(default_factory=list)
     rubric_errors: list[str] = field(default_factory=list)
     session: pytest.Session | None = None
+    benchmark_files: set[str] = field(default_factory=set)
+    collect_failures: set[str] = field(default_factory=set)
     _configs: dict[tuple[Any, ...], JudgeConfig] = field(default_factory=dict)
 
     # -- collection -------------------------------------------------------------------------
@@ -224,8 +226,16 @@ class RunState:
 
     # -- hooks ------------------------------------------------------------------------------
 
+    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
+        if report.failed:
+            self.collect_failures.add(report.nodeid)
+
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtestloop(self, session: pytest.Session) -> None:
+        if self.collect_failures and self.collect_failures <= self.benchmark_files:
+            # One broken benchmark file must not stop the others: its collection error is
+            # reported (and fails the run), the rest still run.
+            session.config.option.continue_on_collection_errors = True
         if session.config.option.collectonly or hasattr(session.config, "workerinput"):
             return
         self.schedule(session.items)
@@ -235,10 +245,11 @@ class RunState:
         if hasattr(self.config, "workerinput"):
             self.schedule([item, *_queued_on_worker(self.config, item.session)])
 
-    @pytest.hookimpl(hookwrapper=True)
-    def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
-        outcome = yield
-        report: pytest.TestReport = outcome.get_result()
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_makereport(
+        self, item: pytest.Item, call: pytest.CallInfo[None]
+    ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+        report = yield
         if call.excinfo is not None and call.when == "setup" and call.excinfo.errisinstance(JudgeErrored):
             report.longrepr = item.repr_failure(call.excinfo)  # pytest shows setup errors as tracebacks
         record = _record(item, report)
@@ -246,6 +257,7 @@ class RunState:
             report.llmjudge = asdict(record)  # type: ignore[attr-defined]
             for name, value in _junit_properties(record):
                 item.user_properties.append((name, value))
+        return report
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         data = getattr(report, "llmjudge", None)

@@ -1,0 +1,204 @@
+"""The lint run: find files, load them, run the selected rules, drop suppressed findings, fix.
+
+A ``Linter`` holds one run's settings and the repository's benchmarks (loaded once, for the
+rules that span files). Files are linted independently, so the CLI and the pytest items share
+this engine and report the same findings.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+
+from ..errors import SpecError
+from ..prompt_file import split_lines
+from .diagnostics import Diagnostic, Fix
+from .documents import (
+    BenchmarkDocument,
+    Document,
+    PromptDocument,
+    load_prompt,
+    load_yaml_document,
+    read_text,
+)
+from .fixes import apply_fixes
+from .noqa import parse_suppressions
+from .registry import all_rules, expand, selected
+from .rule import Project
+from .settings import LintSettings
+
+_SKIP_DIRS = frozenset({"node_modules", "__pycache__", "venv", "build", "dist", "site-packages"})
+_YAML = (".yaml", ".yml")
+MAX_FIX_PASSES = 10
+
+
+@dataclass(frozen=True)
+class FileFixes:
+    """What ``--fix`` did to one file."""
+
+    display: str
+    fixed: tuple[str, ...]  # codes of the findings it fixed, in order
+
+
+class Linter:
+    def __init__(
+        self,
+        settings: LintSettings,
+        select: Sequence[str] | None = None,
+        ignore: Sequence[str] = (),
+        base: Path | None = None,
+    ) -> None:
+        self.settings = settings
+        self.codes = selected(select if select is not None else settings.select, (*settings.ignore, *ignore))
+        self.base = (base or Path.cwd()).resolve()
+
+    # -- files -----------------------------------------------------------------------------
+
+    def display(self, path: Path) -> str:
+        resolved = path.resolve()
+        try:
+            return resolved.relative_to(self.base).as_posix()
+        except ValueError:
+            return resolved.as_posix()
+
+    def _relative(self, path: Path) -> str:
+        resolved = path.resolve()
+        try:
+            return resolved.relative_to(self.settings.root).as_posix()
+        except ValueError:
+            return resolved.as_posix()
+
+    def excluded(self, path: Path) -> bool:
+        rel = self._relative(path)
+        return any(
+            fnmatch.fnmatch(rel, g) or fnmatch.fnmatch(rel, g.rstrip("/") + "/*")
+            for g in self.settings.exclude
+        )
+
+    def discover(self, paths: Iterable[Path], force_exclude: bool = False) -> list[Path]:
+        """Files to lint under ``paths``: ``*_prompt.md``, and YAML that is a benchmark or template.
+
+        Exclusions prune folder walks; a path named explicitly is linted unless ``force_exclude``.
+        """
+        found: dict[Path, None] = {}
+        for path in paths:
+            if force_exclude and self.excluded(path):
+                continue
+            if path.is_file():
+                found[path] = None
+                continue
+            prune = not self.excluded(path)
+            for folder, dirs, files in os.walk(path):
+                here = Path(folder)
+                dirs[:] = sorted(
+                    d
+                    for d in dirs
+                    if not d.startswith(".")
+                    and d not in _SKIP_DIRS
+                    and not (prune and self.excluded(here / d))
+                )
+                for name in sorted(files):
+                    candidate = here / name
+                    if (name.endswith("_prompt.md") or name.endswith(_YAML)) and not (
+                        prune and self.excluded(candidate)
+                    ):
+                        found[candidate] = None
+        return list(found)
+
+    # -- project ---------------------------------------------------------------------------
+
+    @cached_property
+    def project_benchmarks(self) -> tuple[BenchmarkDocument, ...]:
+        """Every benchmark under the configured benchmark folders that loads."""
+        docs = []
+        folders = [self.settings.root / b for b in self.settings.benchmarks]
+        for path in self.discover([f for f in folders if f.is_dir()]):
+            if path.suffix in _YAML:
+                doc = self._try_load(path)
+                if isinstance(doc, BenchmarkDocument):
+                    docs.append(doc)
+        return tuple(docs)
+
+    def _project(self, document: Document | None) -> Project:
+        benchmarks = list(self.project_benchmarks)
+        known = {b.path.resolve() for b in benchmarks}
+        if isinstance(document, BenchmarkDocument) and document.path.resolve() not in known:
+            benchmarks.append(document)
+        prompts = (document,) if isinstance(document, PromptDocument) else ()
+        return Project(self.settings.root, tuple(benchmarks), prompts)
+
+    # -- linting ---------------------------------------------------------------------------
+
+    def _try_load(self, path: Path) -> Document | None:
+        try:
+            return self.load(path)
+        except SpecError:
+            return None
+
+    def load(self, path: Path) -> Document | None:
+        """The document at ``path``; None for YAML that is neither a benchmark nor a template."""
+        display = self.display(path)
+        if path.suffix in _YAML:
+            return load_yaml_document(path, display, self.settings.root)
+        return load_prompt(path, display)
+
+    def lint_file(self, path: Path) -> list[Diagnostic]:
+        """Findings in one file, suppressions and per-file ignores applied, sorted by position."""
+        display = self.display(path)
+        codes = self.codes - self._per_file_ignores(path)
+        try:
+            document = self.load(path)
+        except SpecError as exc:
+            if "LJ000" not in codes:
+                return []
+            where = exc.location
+            message = f"{exc.field + ': ' if exc.field else ''}{exc.message}"
+            return [Diagnostic("LJ000", message, display, max(where.line, 1), max(where.col, 1))]
+        if document is None:
+            return []
+        found = [d for d in self._run_rules(document) if d.code in codes]
+        hidden = parse_suppressions(split_lines(document.text))
+        return sorted((d for d in found if not hidden.hides(d)), key=lambda d: d.sort_key)
+
+    def _run_rules(self, document: Document) -> Iterator[Diagnostic]:
+        for rule in all_rules():
+            if rule.code in self.codes:
+                yield from rule.findings(document, lambda: self._project(document))
+
+    def _per_file_ignores(self, path: Path) -> frozenset[str]:
+        rel = self._relative(path)
+        ignored: set[str] = set()
+        for glob, codes in self.settings.per_file_ignores:
+            if fnmatch.fnmatch(rel, glob) or fnmatch.fnmatch(rel, glob.rstrip("/") + "/*"):
+                ignored.update(expand(codes))
+        return frozenset(ignored)
+
+    def lint(self, paths: Iterable[Path], force_exclude: bool = False) -> list[Diagnostic]:
+        return [d for path in self.discover(paths, force_exclude) for d in self.lint_file(path)]
+
+    # -- fixing ----------------------------------------------------------------------------
+
+    def fix_file(self, path: Path, unsafe: bool = False) -> FileFixes:
+        """Apply fixes to ``path`` until none applies (at most ``MAX_FIX_PASSES`` passes)."""
+        fixed: list[str] = []
+        raw = path.read_bytes()
+        bom = raw.startswith(b"\xef\xbb\xbf")
+        for _ in range(MAX_FIX_PASSES):
+            diagnostics = self.lint_file(path)
+            fixes: dict[int, tuple[str, Fix]] = {}
+            for d in diagnostics:
+                if d.fix is not None and (d.fix.safe or unsafe):
+                    fixes[id(d.fix)] = (d.code, d.fix)
+            if not fixes:
+                break
+            text = read_text(path, self.display(path))
+            new_text, applied = apply_fixes(text, [fix for _, fix in fixes.values()])
+            if new_text == text:
+                break
+            fixed.extend(code for code, fix in fixes.values() if any(fix is a for a in applied))
+            path.write_bytes((b"\xef\xbb\xbf" if bom else b"") + new_text.encode("utf-8"))
+        return FileFixes(self.display(path), tuple(fixed))
