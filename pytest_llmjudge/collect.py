@@ -6,7 +6,8 @@ judge requests; ``benchmarks/…/A-NEG1.yaml::A-NEG1::<case-id>`` judges one cas
 
 from __future__ import annotations
 
-import contextlib
+import difflib
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -24,7 +25,7 @@ from .yamlsrc import decode
 if TYPE_CHECKING:
     from .session import RunState
 
-PROMPT_ITEM = "prompt"
+PROMPT_ITEM = spec.PROMPT_ITEM
 
 
 def load_sections(benchmark: spec.Benchmark, display_root: Path) -> PromptSections:
@@ -68,11 +69,6 @@ class BenchmarkNode(pytest.Collector):
         style = state.prompt_style(self.benchmark)
         requests = {}
         for case in self.benchmark.cases:
-            if case.id == PROMPT_ITEM:
-                error = SpecError(
-                    case.location, "id", f"case id '{PROMPT_ITEM}' is reserved", "rename the case"
-                )
-                raise self.CollectError(error.render())
             requests[case.id] = compile_case(self.benchmark, self.sections, case, style)
         yield PromptItem.from_parent(self, name=PROMPT_ITEM, requests=requests)
         for case in self.benchmark.cases:
@@ -84,6 +80,47 @@ class BenchmarkNode(pytest.Collector):
 
 class SnapshotMismatch(Exception):
     """A benchmark's compiled judge requests differ from their accepted snapshot."""
+
+
+_SNAPSHOT_KEY = re.compile(r"^  '(?P<key>[^']+)': ")  # a case in the amber text of a {case id: text} dict
+
+
+def snapshot_diff(accepted: str, new: str) -> list[str]:
+    """Every changed line between two serialized ``{case id: request}`` snapshots, under its case.
+
+    syrupy's own diff stops 100 lines after the first difference, which hides every case
+    but the first when a prompt file changes.
+    """
+    old_lines, new_lines = accepted.splitlines(), new.splitlines()
+    out: list[str] = []
+    shown = None
+    matcher = difflib.SequenceMatcher(None, old_lines, new_lines, autojunk=False)
+    for group in matcher.get_grouped_opcodes(1):
+        case = _case_at(new_lines, group[0][3]) or _case_at(old_lines, group[0][1])
+        if case != shown:
+            out.append(f"  case {case}:")
+            shown = case
+        for tag, i1, i2, j1, j2 in group:
+            if tag == "equal":
+                out += [f"      {_text(line)}" for line in old_lines[i1:i2]]
+                continue
+            out += [f"    - {_text(line)}" for line in old_lines[i1:i2]]
+            out += [f"    + {_text(line)}" for line in new_lines[j1:j2]]
+        out.append("      ...")
+    return out
+
+
+def _text(line: str) -> str:
+    """A line of a request as written, without the amber indentation of a dict value."""
+    return line[4:] if line.startswith("    ") else line.strip()
+
+
+def _case_at(lines: list[str], index: int) -> str | None:
+    for line in reversed(lines[: index + 1]):
+        found = _SNAPSHOT_KEY.match(line)
+        if found:
+            return found.group("key")
+    return None
 
 
 def compiled_prompt() -> None:
@@ -109,7 +146,9 @@ class PromptItem(pytest.Function):
     def runtest(self) -> None:
         self.check_snapshot(self.compiled_texts())
         if not self.benchmark.cases:
-            pytest.skip(f"{self.benchmark.code} has no cases to judge (prompt compiled and checked)")
+            # reported at the benchmark file, not at this line of the plugin
+            reason = f"{self.benchmark.code} has no cases to judge (prompt compiled and checked)"
+            raise pytest.skip.Exception(reason, _use_item_location=True)
 
     def compiled_texts(self) -> dict[str, str]:
         """The exact messages the judge is sent for each case (the rubric when there are none)."""
@@ -125,20 +164,24 @@ class PromptItem(pytest.Function):
     def check_snapshot(self, texts: dict[str, str]) -> None:
         if not self.config.pluginmanager.hasplugin("syrupy"):
             return
-        from syrupy.terminal import disable_color
+        from syrupy.exceptions import SnapshotDoesNotExist, TaintedSnapshotError
 
         snapshot = self._request.getfixturevalue("snapshot")
         if snapshot == texts:
             return
-        plain = self.config.option.no_colors or not self.config.get_terminal_writer().hasmarkup
-        with disable_color() if plain else contextlib.nullcontext():
-            diff = snapshot.get_assert_diff()
-        where = _relative(
-            Path(snapshot.extension.get_location(test_location=snapshot.test_location, index=0)),
-            self.config.rootpath,
-        )
-        lines = [f"compiled judge requests of {self.benchmark.code} differ from the snapshot in {where}:"]
-        lines += [f"  {line}" for line in diff]
+        extension, location = snapshot.extension, snapshot.test_location
+        where = _relative(Path(extension.get_location(test_location=location, index=0)), self.config.rootpath)
+        code = self.benchmark.code
+        try:
+            accepted = extension.read_snapshot(
+                test_location=location, index=0, session_id=str(id(snapshot.session))
+            )
+            lines = [f"compiled judge requests of {code} differ from the snapshot in {where}:"]
+            lines += snapshot_diff(str(accepted), extension.serialize(texts))
+        except SnapshotDoesNotExist:
+            lines = [f"no snapshot of the compiled judge requests of {code} in {where} yet"]
+        except TaintedSnapshotError:
+            lines = [f"the snapshot of {code} in {where} was written by another syrupy version"]
         lines.append("Accept the change with --snapshot-update once the new prompt is what you want.")
         raise SnapshotMismatch("\n".join(lines))
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, cached_property, lru_cache
 from typing import Any
 
 import jinja2
@@ -27,6 +27,8 @@ DEFAULT_UNCERTAINTY = (
     "uncertain in the reason."
 )
 _EXCLUSION = re.compile(r"^\s*do not (?:apply|use)(?: this)?(?: when| for| if| to)?\s+", re.I)
+_APPLY = re.compile(r"^\s*apply (?:only )?when\s+", re.I)  # a criterion that only sets the scope
+_FLAG = re.compile(r"^\s*flag (?:it )?if\s+", re.I)
 _CRITERION = re.compile(r"^\s*apply when\s+(?P<when>.+?)\.\s*flag if\s+(?P<flag>.+?)\.?\s*$", re.I | re.S)
 
 
@@ -43,10 +45,17 @@ class CompiledRequest:
     output: str
     prompt_style: str
 
-    @property
+    @cached_property
     def digest(self) -> str:
         return digest(
-            [self.instructions, self.rubric, self.inputs, self.expected_output, self.output, self.prompt_style]
+            [
+                self.instructions,
+                self.rubric,
+                self.inputs,
+                self.expected_output,
+                self.output,
+                self.prompt_style,
+            ]
         )
 
 
@@ -102,8 +111,10 @@ def sections_from_fields(benchmark: Benchmark) -> PromptSections:
         if found:
             include.append(Bullet(_sentence(found.group("when")), 0))
             fails.append(Bullet(_sentence(found.group("flag")), 0))
+        elif _APPLY.match(criterion):
+            include.append(Bullet(_sentence(_APPLY.sub("", criterion)), 0))
         else:
-            fails.append(Bullet(_sentence(criterion), 0))
+            fails.append(Bullet(_sentence(_FLAG.sub("", criterion)), 0))
     ignore = [Bullet(_sentence(_EXCLUSION.sub("", c)), 0) for c in _criteria(spec.exclusion_criteria)]
     return PromptSections(
         path=str(benchmark.location.path),
@@ -124,6 +135,7 @@ def _pass_rule(count: int) -> str:
     return f"Set pass = true only if all conditions 1–{count} hold. Otherwise set pass = false."
 
 
+@lru_cache(maxsize=256)  # every case of a benchmark gets the same rubric: render it once
 def compile_rubric(sections: PromptSections, code: str, style: str = DEFAULT_STYLE) -> str:
     """The LLMJudge rubric: every behavior section, none of SYSTEM or INPUTS."""
     if style not in STYLES:

@@ -13,14 +13,19 @@ _CODE_STEM = re.compile(r"^[A-Z][A-Z0-9]*(?:[-_.][A-Za-z0-9]+)*$")
 _LIST_START = re.compile(rb"^\s*(?:#[^\n]*\n\s*)*-\s", re.DOTALL)
 
 
-def is_benchmark_file(path: Path, folders: list[str]) -> bool:
+def is_benchmark_file(path: Path, folders: list[str], rootdir: Path | None = None) -> bool:
     """A YAML file under a benchmark folder that declares ``code:`` or is named like a code.
 
-    Other YAML (lowercase notes, case lists) and Markdown beside benchmarks are left alone.
+    Folders are matched below ``rootdir`` only, so a checkout that itself lives in a folder
+    named ``benchmarks`` does not turn every YAML file into a benchmark. Other YAML (lowercase
+    notes, case lists) and Markdown beside benchmarks are left alone.
     """
     if path.suffix not in {".yaml", ".yml"} or "__snapshots__" in path.parts:
         return False
-    if not any(part in folders for part in path.parent.parts):
+    parents = path.parent.parts
+    if rootdir is not None and path.is_relative_to(rootdir):
+        parents = path.parent.relative_to(rootdir).parts
+    if not any(part in folders for part in parents):
         return False
     try:
         head = path.read_bytes()

@@ -1,16 +1,25 @@
-"""One case from compiled request to ``Outcome``: retries with backoff, per-call timeout."""
+"""One case from compiled request to ``Outcome``: cache, concurrency slot, retries, timeout.
+
+Transient failures (rate limits, 5xx, timeouts, connection resets, output that does not
+validate) retry with exponential backoff and jitter, honouring Retry-After, for a bounded
+number of attempts; the last failure becomes the outcome. Others (401, 400) end at once.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import random
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
+from .cache import VerdictCache, cache_key
 from .compile import CompiledRequest
+from .scheduler import Progress, Slots
 from .verdict import JudgeFailure, Outcome, Usage, Verdict
 
 JudgeCall = Callable[[CompiledRequest], Awaitable[tuple[Verdict, Usage]]]
+Sleep = Callable[[float], Awaitable[None]]
 
 
 @dataclass(frozen=True)
@@ -28,19 +37,33 @@ class RetryPolicy:
         return rng.uniform(ceiling / 2, ceiling)
 
 
+async def _no_wait() -> None:
+    return None
+
+
+def _no_back_off(seconds: float) -> None:
+    return None
+
+
 async def judge_with_retries(
     request: CompiledRequest,
     call: JudgeCall,
     policy: RetryPolicy,
     model_name: str,
-    sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    sleep: Sleep = asyncio.sleep,
     rng: random.Random | None = None,
+    pace: Callable[[], Awaitable[None]] = _no_wait,
+    back_off: Callable[[float], None] = _no_back_off,
 ) -> Outcome:
-    """Judge ``request``; transient failures retry, the last failure ends as the outcome."""
+    """Judge ``request``; transient failures retry, the last failure ends as the outcome.
+
+    ``pace`` is awaited before every attempt (requests-per-minute limit); a Retry-After is
+    also passed to ``back_off`` so that other calls hold off too.
+    """
     rng = rng or random.Random()
-    requests = input_tokens = output_tokens = 0
     failure = JudgeFailure("judge-error", "no attempt was made")
     for attempt in range(1, policy.attempts + 1):
+        await pace()
         try:
             verdict, usage = await asyncio.wait_for(call(request), timeout=policy.timeout)
         except TimeoutError:
@@ -48,11 +71,67 @@ async def judge_with_retries(
         except JudgeFailure as exc:
             failure = exc
         else:
-            requests += usage.requests
-            input_tokens += usage.input_tokens
-            output_tokens += usage.output_tokens
-            return Outcome(verdict, None, model_name, False, attempt, Usage(requests, input_tokens, output_tokens))
+            return Outcome(verdict, None, model_name, False, attempt, usage)
         if not failure.transient or attempt == policy.attempts:
             return Outcome(None, failure, model_name, False, attempt)
+        if failure.retry_after is not None:
+            back_off(failure.retry_after)
         await sleep(policy.delay(attempt, failure, rng))
     return Outcome(None, failure, model_name, False, policy.attempts)
+
+
+@dataclass(frozen=True)
+class CaseJob:
+    """Everything needed to judge one case, and the name it goes by in messages."""
+
+    benchmark: str
+    case_id: str
+    request: CompiledRequest
+    call: JudgeCall
+    model_name: str
+    settings: Mapping[str, Any]
+
+    def cache_key(self) -> str:
+        return cache_key(self.request.digest, self.model_name, self.settings)
+
+
+async def judge_case(
+    job: CaseJob,
+    slots: Slots,
+    policy: RetryPolicy,
+    cache: VerdictCache | None,
+    mode: str,
+    sleep: Sleep = asyncio.sleep,
+) -> Outcome:
+    """A case's outcome under cache ``mode`` (use, off, refresh, replay).
+
+    A hit never takes a concurrency slot; ``replay`` never calls the model (a miss is an
+    error naming the case); only verdicts are written, never errors.
+    """
+    key = job.cache_key() if cache is not None else ""
+    if cache is not None and mode in {"use", "replay"}:
+        hit = cache.get(key)
+        if hit is not None:
+            return Outcome(hit.verdict, None, hit.model, True, 0)
+    if mode == "replay":
+        where = "in the cache" if cache is not None else "(no cache file)"
+        message = (
+            f"{job.benchmark}::{job.case_id}: no cached verdict {where} for this request and model "
+            f"{job.model_name}; replay mode makes no model calls. Record one with --llmjudge-cache=use."
+        )
+        return Outcome(None, JudgeFailure("cache-miss", message), job.model_name, False, 0)
+    async with slots.hold():
+        outcome = await judge_with_retries(
+            job.request, job.call, policy, job.model_name, sleep, pace=slots.pace, back_off=slots.back_off
+        )
+    if cache is not None and mode != "off" and outcome.verdict is not None:
+        cache.put(key, outcome.verdict, outcome.model, outcome.usage, job.benchmark, job.case_id)
+    return outcome
+
+
+def tally(outcome: Outcome, progress: Progress) -> None:
+    """Count a finished case's cache hit or error for the status line."""
+    if outcome.cached:
+        progress.cache_hits += 1
+    if outcome.failure is not None:
+        progress.errors += 1

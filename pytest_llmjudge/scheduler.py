@@ -1,117 +1,248 @@
-"""Run every judge call concurrently ahead of pytest's run loop.
+"""Run every judge job concurrently ahead of pytest's run loop.
 
-Jobs are coroutines started on an asyncio loop in one background thread, bounded by a
-semaphore (and an optional requests-per-minute pacer). pytest's items run in collection order
-as usual; each item only waits for its own job's result. Knows nothing of pytest.
+Jobs are coroutines on an asyncio loop in one background thread. A job that needs the model
+holds one of ``concurrency`` slots while it does (``Slots.hold``), and starts each request no
+sooner than the requests-per-minute pacer and any provider back-off allow; a job answered from
+the cache never takes a slot. pytest's items run in collection order as usual, each waiting only
+for its own job. Knows nothing of pytest.
 """
 
 from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import threading
 import time
-from collections.abc import Awaitable, Callable, Iterable
-from dataclasses import dataclass, field
-from typing import Generic, TypeVar
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Generic, Protocol, TypeVar
 
 T = TypeVar("T")
+Job = Callable[["Slots"], Awaitable[T]]
 
 
 @dataclass
 class Progress:
-    queued: int = 0
-    in_flight: int = 0
+    """Counts the status line shows; written by the loop thread only."""
+
+    total: int = 0
     done: int = 0
+    in_flight: int = 0
     max_in_flight: int = 0
+    cache_hits: int = 0
+    errors: int = 0
+
+    @property
+    def queued(self) -> int:
+        return self.total - self.done - self.in_flight
+
+
+class Waiting(Protocol):
+    """Told while the main thread waits for a result, so it can show progress meanwhile."""
+
+    def waiting(self, progress: Progress) -> None: ...
+
+    def resumed(self) -> None: ...
 
 
 class RatePacer:
-    """Spaces request starts so that at most ``rpm`` start in any minute."""
+    """Spaces request starts so that at most ``rpm`` start in any minute, and honours back-off.
 
-    def __init__(self, rpm: float | None) -> None:
+    ``pause(seconds)`` (a provider's Retry-After) holds every request start, not just the one
+    that was told, so a rate limit slows the whole run instead of being hit 32 times over.
+    """
+
+    def __init__(self, rpm: float | None, clock: Callable[[], float] = time.monotonic) -> None:
         self.interval = 60.0 / rpm if rpm else 0.0
+        self._clock = clock
         self._next = 0.0
-        self._lock = asyncio.Lock()
+        self._not_before = 0.0
+
+    def delay(self) -> float:
+        """Seconds the caller must wait before its request starts; books its start time."""
+        now = self._clock()
+        start = max(now, self._not_before, self._next if self.interval else now)
+        if self.interval:
+            self._next = start + self.interval
+        return start - now
+
+    def pause(self, seconds: float) -> None:
+        self._not_before = max(self._not_before, self._clock() + seconds)
 
     async def wait(self) -> None:
-        if not self.interval:
-            return
-        async with self._lock:
-            now = time.monotonic()
-            delay = self._next - now
-            self._next = max(now, self._next) + self.interval
+        delay = self.delay()
         if delay > 0:
             await asyncio.sleep(delay)
 
 
-@dataclass
+class Slots:
+    """The bound on model calls in flight, plus request pacing. Lives on the scheduler's loop."""
+
+    def __init__(self, concurrency: int, rpm: float | None, progress: Progress) -> None:
+        self._semaphore = asyncio.Semaphore(concurrency)
+        self.pacer = RatePacer(rpm)
+        self.progress = progress
+
+    @asynccontextmanager
+    async def hold(self) -> AsyncIterator[None]:
+        """Hold one slot: at most ``concurrency`` holders at any moment."""
+        async with self._semaphore:
+            progress = self.progress
+            progress.in_flight += 1
+            progress.max_in_flight = max(progress.max_in_flight, progress.in_flight)
+            try:
+                yield
+            finally:
+                progress.in_flight -= 1
+
+    async def pace(self) -> None:
+        """Wait until the next request may start (requests per minute, provider back-off)."""
+        await self.pacer.wait()
+
+    def back_off(self, seconds: float) -> None:
+        self.pacer.pause(seconds)
+
+
 class Scheduler(Generic[T]):
     """Starts jobs in the background and hands out their results by key."""
 
-    concurrency: int
-    rpm: float | None = None
-    progress: Progress = field(default_factory=Progress)
-
-    def __post_init__(self) -> None:
+    def __init__(
+        self,
+        concurrency: int,
+        rpm: float | None = None,
+        tally: Callable[[T, Progress], None] | None = None,
+        waiting: Waiting | None = None,
+        poll: float = 0.2,
+    ) -> None:
+        self.progress = Progress()
+        self._concurrency = concurrency
+        self._rpm = rpm
+        self._tally = tally
+        self._waiting = waiting
+        self._poll = poll
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, name="llmjudge-scheduler", daemon=True)
         self._futures: dict[str, concurrent.futures.Future[T]] = {}
-        self._lock = threading.Lock()
-        self._started = False
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._slots: Slots | None = None
+        self._closed = False
+        self._finalizers: list[Callable[[], None]] = []
 
-    def start(self, jobs: Iterable[tuple[str, Callable[[], Awaitable[T]]]]) -> None:
-        """Schedule ``(key, job)`` pairs in order; jobs run at most ``concurrency`` at a time."""
-        if not self._started:
-            self._thread.start()
-            self._started = True
-        semaphore_ready = concurrent.futures.Future[tuple[asyncio.Semaphore, RatePacer]]()
-
-        async def make() -> None:
-            semaphore_ready.set_result((asyncio.Semaphore(self.concurrency), RatePacer(self.rpm)))
-
-        asyncio.run_coroutine_threadsafe(make(), self._loop).result()
-        semaphore, pacer = semaphore_ready.result()
+    def start(self, jobs: Iterable[tuple[str, Job[T]]]) -> None:
+        """Schedule ``(key, job)`` pairs in order; a key already scheduled is skipped."""
+        batch: list[tuple[concurrent.futures.Future[T], Job[T]]] = []
         for key, job in jobs:
-            with self._lock:
-                if key in self._futures:
-                    continue
-                self.progress.queued += 1
-                self._futures[key] = asyncio.run_coroutine_threadsafe(self._run(job, semaphore, pacer), self._loop)
+            if key in self._futures:
+                continue
+            future: concurrent.futures.Future[T] = concurrent.futures.Future()
+            self._futures[key] = future
+            batch.append((future, job))
+        if not batch or self._closed:
+            for future, _ in batch:
+                future.cancel()
+            return
+        if not self._thread.is_alive():
+            self._thread.start()
+        # One hand-over for the whole batch: a thread-safe call per job would wake the loop
+        # (and contend for the GIL) a thousand times.
+        self._loop.call_soon_threadsafe(self._spawn, batch)
 
-    async def _run(self, job: Callable[[], Awaitable[T]], semaphore: asyncio.Semaphore, pacer: RatePacer) -> T:
-        async with semaphore:
-            await pacer.wait()
-            self.progress.queued -= 1
-            self.progress.in_flight += 1
-            self.progress.max_in_flight = max(self.progress.max_in_flight, self.progress.in_flight)
-            try:
-                return await job()
-            finally:
-                self.progress.in_flight -= 1
-                self.progress.done += 1
+    def _spawn(self, batch: list[tuple[concurrent.futures.Future[T], Job[T]]]) -> None:
+        if self._slots is None:
+            self._slots = Slots(self._concurrency, self._rpm, self.progress)
+        for future, job in batch:
+            if future.cancelled():
+                continue  # cancelled before it started (-x, Ctrl-C)
+            self.progress.total += 1
+            task = self._loop.create_task(self._run(job, self._slots, future))
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+
+    async def _run(self, job: Job[T], slots: Slots, future: concurrent.futures.Future[T]) -> None:
+        try:
+            result = await job(slots)
+        except asyncio.CancelledError:
+            self.progress.total -= 1
+            future.cancel()
+            raise
+        except BaseException as exc:  # handed to the waiting item, which reports it
+            self.progress.done += 1
+            _settle(future, exc)
+            return
+        self.progress.done += 1
+        if self._tally is not None:
+            self._tally(result, self.progress)
+        _settle(future, result)
 
     def has(self, key: str) -> bool:
         return key in self._futures
 
     def result(self, key: str) -> T:
-        """Block until ``key``'s job is done; re-raises what the job raised."""
-        return self._futures[key].result()
+        """Block until ``key``'s job is done; re-raises what the job raised.
+
+        While it waits, ``waiting`` is shown the progress every ``poll`` seconds.
+        """
+        future = self._futures[key]
+        if self._waiting is None or future.done():
+            return future.result()
+        shown = False
+        try:
+            while True:
+                try:
+                    return future.result(timeout=self._poll)
+                except concurrent.futures.TimeoutError:
+                    self._waiting.waiting(self.progress)
+                    shown = True
+        finally:
+            if shown:
+                self._waiting.resumed()
 
     def cancel_pending(self) -> int:
         """Cancel every job not yet finished; returns how many were cancelled."""
         cancelled = 0
-        with self._lock:
-            for future in self._futures.values():
-                if not future.done() and future.cancel():
-                    cancelled += 1
+        for future in list(self._futures.values()):
+            if not future.done():
+                future.cancel()
+                cancelled += 1
+        if self._thread.is_alive():
+            self._loop.call_soon_threadsafe(self._cancel_tasks)
         return cancelled
 
-    def close(self) -> None:
-        """Cancel what is pending and stop the loop thread."""
+    def _cancel_tasks(self) -> None:
+        for task in list(self._tasks):
+            task.cancel()
+
+    def on_close(self, finalizer: Callable[[], None]) -> None:
+        """Call ``finalizer`` once the loop has stopped (closing resources the jobs used)."""
+        self._finalizers.append(finalizer)
+
+    def close(self, timeout: float = 5.0) -> None:
+        """Cancel what is pending, let cancelled jobs unwind, stop the loop thread, finalize."""
+        if self._closed:
+            return
+        self._closed = True
         self.cancel_pending()
-        if self._started:
+        if self._thread.is_alive():
+            with contextlib.suppress(concurrent.futures.TimeoutError):
+                asyncio.run_coroutine_threadsafe(self._drain(), self._loop).result(timeout)
             self._loop.call_soon_threadsafe(self._loop.stop)
-            self._thread.join(timeout=5)
+            self._thread.join(timeout)
         if not self._loop.is_running():
             self._loop.close()
+        for finalizer in reversed(self._finalizers):
+            finalizer()
+
+    async def _drain(self) -> None:
+        if self._tasks:
+            await asyncio.wait(list(self._tasks))
+
+
+def _settle(future: concurrent.futures.Future[T], outcome: T | BaseException) -> None:
+    """Hand a job's end to its future, unless the main thread cancelled it meanwhile."""
+    with contextlib.suppress(concurrent.futures.InvalidStateError):
+        if isinstance(outcome, BaseException):
+            future.set_exception(outcome)
+        else:
+            future.set_result(outcome)

@@ -19,11 +19,14 @@ from .verdict import JudgeFailure, Outcome, Verdict
 
 if TYPE_CHECKING:
     from . import spec
+    from .cache import VerdictCache
     from .collect import CaseItem, PromptItem
     from .judge import JudgeConfig
-    from .scheduler import Scheduler
+    from .progress import StatusLine
+    from .scheduler import Scheduler, Slots
 
 STATE = pytest.StashKey["RunState"]()
+_CACHE = pytest.StashKey["VerdictCache"]()
 NO_MODEL_MESSAGE = (
     "{count} case(s) need a judge model and none is configured; nothing was sent to any model.\n"
     "Set one (highest precedence first):\n"
@@ -37,10 +40,6 @@ NO_MODEL_MESSAGE = (
 )
 
 
-class SnapshotMismatch(Exception):
-    """A compiled judge request differs from its accepted snapshot."""
-
-
 @dataclass
 class Stats:
     calls: int = 0
@@ -49,6 +48,17 @@ class Stats:
     input_tokens: int = 0
     output_tokens: int = 0
     judged: int = 0
+    errors: int = 0
+
+    def line(self) -> str:
+        """The summary's judge line: verdicts, model calls, cache hits, retries, errors, tokens."""
+        text = (
+            f"judge: {self.judged} verdict(s), {self.calls} model call(s), {self.cache_hits} cache hit(s), "
+            f"{self.retries} retr{'y' if self.retries == 1 else 'ies'}, {self.errors} error(s)"
+        )
+        if self.input_tokens or self.output_tokens:
+            return f"{text}, tokens in/out {self.input_tokens}/{self.output_tokens}"
+        return f"{text}, tokens not reported" if self.calls else text
 
 
 @dataclass(eq=False)  # registered as a pytest plugin, so it must stay hashable
@@ -88,39 +98,6 @@ class RunState:
         judge = benchmark.spec.judge
         return (judge.prompt_style if judge and judge.prompt_style else None) or self.settings.prompt_style
 
-    def check_snapshots(self, item: PromptItem) -> None:
-        """Compare every compiled request of ``item``'s benchmark with its syrupy snapshot."""
-        from .compile import compile_rubric
-        from .judge import render_messages
-
-        syrupy_session = getattr(self.config, "_syrupy", None)
-        texts = {case_id: render_messages(request) for case_id, request in item.requests.items()}
-        if not texts:
-            sections = item.parent.sections  # type: ignore[union-attr]
-            texts = {"rubric": compile_rubric(sections, item.benchmark.code, self.prompt_style(item.benchmark))}
-        if syrupy_session is None:
-            return
-        from syrupy.assertion import SnapshotAssertion
-        from syrupy.extensions.amber import AmberSnapshotExtension
-        from syrupy.location import PyTestLocation
-
-        option = self.config.option
-        assertion = SnapshotAssertion(
-            update_snapshots=option.update_snapshots,
-            update_new_snapshots_only=getattr(option, "update_new_snapshots_only", False),
-            extension_class=AmberSnapshotExtension,
-            test_location=PyTestLocation(item),
-            session=syrupy_session,
-        )
-        problems: list[str] = []
-        for name, text in texts.items():
-            if not assertion(name=name) == text:
-                problems.append(f"compiled request for '{name}' changed:")
-                problems += [f"  {line}" for line in assertion.get_assert_diff()]
-        if problems:
-            problems.append("Accept the change with --snapshot-update once the new prompt is what you want.")
-            raise SnapshotMismatch("\n".join(problems))
-
     # -- judging ----------------------------------------------------------------------------
 
     def judge_config(self, benchmark: spec.Benchmark) -> JudgeConfig:
@@ -147,6 +124,8 @@ class RunState:
 
     def schedule(self, items: list[Any]) -> None:
         """Start every judge call of ``items`` in the background; deterministic results now."""
+        if not self.benchmark_files:
+            return  # no benchmark collected: nothing to judge, and nothing heavy to import
         from .collect import CaseItem
         from .judge import ModelConfigError
 
@@ -183,23 +162,65 @@ class RunState:
 
     def _job(self, item: CaseItem, config: JudgeConfig) -> Any:
         from .judge import judge_once
-        from .judging import RetryPolicy, judge_with_retries
+        from .judging import CaseJob, RetryPolicy, judge_case
 
+        job = CaseJob(
+            item.benchmark.code,
+            item.case.id,
+            item.request,
+            lambda request: judge_once(request, config),
+            config.model_name,
+            config.settings,
+        )
         policy = RetryPolicy(attempts=self.settings.attempts, timeout=self.settings.timeout)
+        cache = self._verdict_cache()
+        mode = self.settings.cache
 
-        async def run() -> Outcome:
-            return await judge_with_retries(
-                item.request, lambda request: judge_once(request, config), policy, config.model_name
-            )
+        async def run(slots: Slots) -> Outcome:
+            return await judge_case(job, slots, policy, cache, mode)
 
         return run
 
+    def _verdict_cache(self) -> VerdictCache | None:
+        """The run's verdict cache, opened on first use and closed with the scheduler; None when off."""
+        if self.settings.cache == "off":
+            return None
+        if _CACHE not in self.config.stash:
+            from .cache import CacheError, VerdictCache
+
+            try:
+                cache = VerdictCache(self.config.rootpath / self.settings.cache_path)
+            except CacheError as exc:
+                raise pytest.UsageError(f"--llmjudge-cache-path: {exc}") from None
+            self.config.stash[_CACHE] = cache
+            self._scheduler().on_close(cache.close)
+        return self.config.stash[_CACHE]
+
     def _scheduler(self) -> Scheduler[Outcome]:
         if self.scheduler is None:
+            from .judging import tally
             from .scheduler import Scheduler
 
-            self.scheduler = Scheduler(self.settings.concurrency, self.settings.rpm)
+            s = self.settings
+            self.scheduler = Scheduler(s.concurrency, s.rpm, tally, self._status_line())
         return self.scheduler
+
+    def _status_line(self) -> StatusLine | None:
+        """A live status line while items wait for verdicts: interactive terminals only."""
+        import os
+        import sys
+
+        from .progress import StatusLine, wanted
+
+        stream = sys.stdout
+        worker = hasattr(self.config, "workerinput")
+        verbosity = int(self.config.get_verbosity())
+        if not wanted(stream.isatty(), os.environ, verbosity, worker):
+            return None
+        writer = self.config.get_terminal_writer()
+        capture = self.config.pluginmanager.get_plugin("capturemanager")
+        guard = capture.global_and_fixture_disabled if capture is not None else None
+        return StatusLine(stream, lambda: writer.width_of_current_line, lambda: writer.fullwidth, guard)
 
     def _run_checks(self, item: CaseItem) -> Outcome:
         from .checks import CheckConfigError, run_checks
@@ -250,6 +271,8 @@ class RunState:
         self, item: pytest.Item, call: pytest.CallInfo[None]
     ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
         report = yield
+        if not self.benchmark_files:
+            return report  # not a benchmark item, and collect.py (pydantic, yaml) stays unimported
         if call.excinfo is not None and call.when == "setup" and call.excinfo.errisinstance(JudgeErrored):
             report.longrepr = item.repr_failure(call.excinfo)  # pytest shows setup errors as tracebacks
         record = _record(item, report)
@@ -283,6 +306,8 @@ class RunState:
         self.stats.judged += 1
         if record.cached:
             self.stats.cache_hits += 1
+        if record.result == "error":
+            self.stats.errors += 1
         self.stats.calls += record.requests
         self.stats.retries += max(record.attempts - 1, 0)
         self.stats.input_tokens += record.input_tokens
@@ -328,7 +353,8 @@ class RunState:
         FAILED item in the output and in JUnit, but does not by itself fail the run.
         """
         failed_gates = {g.code for g in self.benchmark_results if g.status == "fail"}
-        if failed_gates or any(g.status == "fail" for g in self.rubric_results) or self.rubric_errors:
+        broken = self.collect_failures or self.rubric_errors
+        if failed_gates or any(g.status == "fail" for g in self.rubric_results) or broken:
             return max(status, int(pytest.ExitCode.TESTS_FAILED))
         if status != pytest.ExitCode.TESTS_FAILED or _syrupy_failed(self.config):
             return status
@@ -353,10 +379,7 @@ class RunState:
             write(error, red=True)
         s = self.stats
         write("")
-        write(
-            f"judge: {s.judged} verdict(s), {s.calls} model call(s), {s.cache_hits} cache hit(s), "
-            f"{s.retries} retr{'y' if s.retries == 1 else 'ies'}, tokens in/out {s.input_tokens}/{s.output_tokens}"
-        )
+        write(s.line())
         review = [r for r in self.records if r.uncertain]
         if review:
             write(f"needs human review ({len(review)}, listed in {self.settings.review_file}):", yellow=True)

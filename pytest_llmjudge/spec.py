@@ -11,13 +11,23 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_validator
 
 from .errors import Location, SpecError, nearest
 from .yamlsrc import Sourced, decode, dotted, load_yaml
 
 CODE_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]*$"
-Fraction = Annotated[float, Field(ge=0.0, le=1.0)]
+PROMPT_ITEM = "prompt"  # the name of each benchmark's prompt item, so no case may use it
+
+
+def _not_yes_no(value: Any) -> Any:
+    # YAML reads yes/no/true/false as booleans, which pydantic would silently turn into 1.0 / 0.0.
+    if isinstance(value, bool):
+        raise ValueError("expected a number from 0 to 1, not a yes/no value")
+    return value
+
+
+Fraction = Annotated[float, BeforeValidator(_not_yes_no), Field(ge=0.0, le=1.0)]
 Text = str | list[str]
 JsonValue = str | int | float | bool | dict[str, Any] | list[Any]
 PromptStyle = Literal["no_reasoning", "short_cot", "long_cot"]
@@ -146,16 +156,25 @@ def read_yaml(path: Path, display: str) -> Sourced:
     try:
         raw = path.read_bytes()
     except OSError as exc:
-        raise SpecError(Location(display), "", f"cannot read file: {exc.strerror}", "check the path") from None
+        raise SpecError(
+            Location(display), "", f"cannot read file: {exc.strerror}", "check the path"
+        ) from None
     return load_yaml(decode(raw, display), display)
 
 
 def _mapping(doc: Sourced, what: str) -> dict[str, Any]:
     if doc.data is None:
-        raise SpecError(doc.where(()), "", "file is empty", f"a {what} file is a YAML mapping with a 'code' key")
+        raise SpecError(
+            doc.where(()), "", "file is empty", f"a {what} file is a YAML mapping with a 'code' key"
+        )
     if not isinstance(doc.data, dict):
         kind = type(doc.data).__name__
-        raise SpecError(doc.where(()), "", f"expected a mapping of fields, got a {kind}", f"a {what} file starts with 'code: ...'")
+        raise SpecError(
+            doc.where(()),
+            "",
+            f"expected a mapping of fields, got a {kind}",
+            f"a {what} file starts with 'code: ...'",
+        )
     return doc.data
 
 
@@ -187,10 +206,13 @@ def _model_in(annotation: Any) -> type[BaseModel] | None:
     return None
 
 
-def _spec_error(exc: ValidationError, model: type[BaseModel], doc: Sourced, prefix: tuple[str | int, ...]) -> SpecError:
+def _spec_error(
+    exc: ValidationError, model: type[BaseModel], doc: Sourced, prefix: tuple[str | int, ...]
+) -> SpecError:
     errors = exc.errors(include_url=False)
-    # Prefer the most specific error: unknown keys and literals before union noise.
-    first = sorted(errors, key=lambda e: (e["type"] not in {"extra_forbidden", "literal_error", "missing"}))[0]
+    # Prefer the most specific error: an unknown key (often a typo that also makes a required
+    # field "missing"), then a wrong enum value, then a missing field, then union noise.
+    first = min(errors, key=lambda e: _PRIORITY.get(e["type"], len(_PRIORITY)))
     loc = tuple(p for p in first["loc"] if not (isinstance(p, str) and ("[" in p or p in _UNION_TAGS)))
     full = (*prefix, *loc)
     field = dotted(full)
@@ -212,14 +234,18 @@ def _spec_error(exc: ValidationError, model: type[BaseModel], doc: Sourced, pref
         hint = f"did you mean '{guess}'?" if guess else f"use one of: {', '.join(choices)}"
         return SpecError(where, field, f"{got!r} is not one of {expected}{more}", hint)
     hint = {
-        "string_pattern_mismatch": "use letters, digits, '-', '_' and '.' only, starting with a letter or digit",
+        "string_pattern_mismatch": "use letters, digits, '-', '_' and '.', starting with a letter or digit",
         "greater_than_equal": "use a number in range",
         "less_than_equal": "use a number in range",
         "greater_than": "use a positive number",
+        "float_parsing": "write a plain number such as 0.9",
+        "value_error": "write a plain number such as 0.9",
     }.get(kind, "see BENCHMARK_FORMAT in the README for the expected type")
-    return SpecError(where, field, f"{first['msg']} (got {first.get('input')!r}){more}", hint)
+    message = first["msg"].removeprefix("Value error, ")
+    return SpecError(where, field, f"{message} (got {first.get('input')!r}){more}", hint)
 
 
+_PRIORITY = {"extra_forbidden": 0, "literal_error": 1, "missing": 2}
 _UNION_TAGS = {"str", "int", "float", "bool", "list", "dict", "list[str]", "dict[str,any]", "list[any]"}
 
 
@@ -249,7 +275,7 @@ def load_benchmark(path: Path, display: str, rootdir: Path) -> Benchmark:
             doc.where(("evaluator_type",)),
             "llm_prompt_file",
             f"evaluator_type '{spec.evaluator_type}' needs a rubric",
-            "add 'llm_prompt_file:' or at least 'concept:' and 'inclusion_criteria:'",
+            "add 'llm_prompt_file:', or build the rubric from 'concept:' and 'inclusion_criteria:'",
         )
     if spec.evaluator_type in {"code", "hybrid"} and cases and not spec.checks:
         raise SpecError(
@@ -264,6 +290,13 @@ def load_benchmark(path: Path, display: str, rootdir: Path) -> Benchmark:
 def _check_unique_ids(cases: list[Case]) -> None:
     seen: dict[str, Case] = {}
     for case in cases:
+        if case.id == PROMPT_ITEM:
+            raise SpecError(
+                case.location,
+                "id",
+                f"case id '{PROMPT_ITEM}' is reserved (the benchmark's prompt item)",
+                "rename the case",
+            )
         if case.id in seen:
             first = seen[case.id].location
             raise SpecError(
@@ -290,7 +323,9 @@ def _load_cases_file(relative: str, doc: Sourced, rootdir: Path) -> list[Case]:
     items = cases_doc.data.get("cases") if isinstance(cases_doc.data, dict) else cases_doc.data
     prefix: tuple[str | int, ...] = ("cases",) if isinstance(cases_doc.data, dict) else ()
     if not isinstance(items, list):
-        raise SpecError(cases_doc.where(()), "", "expected a list of cases", "write one '- id: ...' entry per case")
+        raise SpecError(
+            cases_doc.where(()), "", "expected a list of cases", "write one '- id: ...' entry per case"
+        )
     return [
         Case(_validate(CaseSpec, item, cases_doc, (*prefix, i)), cases_doc.where((*prefix, i)))
         for i, item in enumerate(items)
@@ -307,7 +342,12 @@ def _load_jsonl(path: Path, display: str) -> list[Case]:
         try:
             item = json.loads(line)
         except json.JSONDecodeError as exc:
-            raise SpecError(Location(display, number, exc.colno), "", f"invalid JSON: {exc.msg}", "one JSON object per line") from None
+            raise SpecError(
+                Location(display, number, exc.colno),
+                "",
+                f"invalid JSON: {exc.msg}",
+                "one JSON object per line",
+            ) from None
         line_doc = Sourced(display, item, {(): (number, 1)})
         cases.append(Case(_validate(CaseSpec, item, line_doc), where))
     return cases

@@ -1,0 +1,204 @@
+"""Content-addressed verdict cache in SQLite: an unchanged request never reaches the model twice.
+
+A verdict is stored under the digest of everything that decides it: the compiled request, the
+model name, the model settings and ``CACHE_FORMAT``. Only verdicts are stored, never errors.
+
+Each write is one transaction in WAL mode, so several processes (pytest-xdist workers) share a
+file safely and a process killed mid-run leaves every committed verdict readable and nothing
+half-written. Knows nothing of pytest.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .hashing import digest
+from .verdict import Usage, Verdict
+
+CACHE_FORMAT = 1
+SECONDS_PER_DAY = 86_400.0
+
+# Settings that change how long a call may take, not what the judge answers.
+_TRANSPORT_SETTINGS = frozenset({"timeout"})
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS verdicts (
+    key TEXT PRIMARY KEY,
+    model TEXT NOT NULL,
+    benchmark TEXT NOT NULL,
+    case_id TEXT NOT NULL,
+    verdict TEXT NOT NULL,
+    input_tokens INTEGER NOT NULL,
+    output_tokens INTEGER NOT NULL,
+    created REAL NOT NULL,
+    used REAL NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+"""
+
+
+def cache_key(request_digest: str, model_name: str, settings: Mapping[str, Any]) -> str:
+    """The key of a verdict: request, model, answer-relevant settings and cache format."""
+    relevant = {k: v for k, v in sorted(settings.items()) if k not in _TRANSPORT_SETTINGS}
+    return digest(
+        {"format": CACHE_FORMAT, "request": request_digest, "model": model_name, "settings": relevant}
+    )
+
+
+@dataclass(frozen=True)
+class CachedVerdict:
+    verdict: Verdict
+    model: str
+
+
+@dataclass(frozen=True)
+class CacheStats:
+    path: str
+    entries: int
+    bytes: int
+    oldest: float | None
+    newest: float | None
+    models: tuple[tuple[str, int], ...]
+    benchmarks: int
+    input_tokens: int
+    output_tokens: int
+
+
+class CacheError(Exception):
+    """A cache file that cannot be opened or is not a verdict cache."""
+
+
+class VerdictCache:
+    """One connection to a cache file, usable from any thread (calls are serialised)."""
+
+    def __init__(self, path: Path, *, create: bool = True, busy_timeout: float = 30.0) -> None:
+        self.path = path
+        if create:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        elif not path.is_file():
+            raise CacheError(f"{path}: no verdict cache here")
+        self._lock = threading.Lock()
+        self._touched: set[str] = set()
+        self.write_errors: list[str] = []
+        try:
+            self._db = sqlite3.connect(
+                path, timeout=busy_timeout, isolation_level=None, check_same_thread=False
+            )
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")
+            self._db.executescript(_SCHEMA)
+            self._check_format()
+        except sqlite3.DatabaseError as exc:
+            raise CacheError(f"{path}: not a usable verdict cache ({exc})") from None
+
+    def _check_format(self) -> None:
+        row = self._db.execute("SELECT value FROM meta WHERE name = 'format'").fetchone()
+        if row is None:
+            self._db.execute("INSERT OR IGNORE INTO meta VALUES ('format', ?)", (str(CACHE_FORMAT),))
+        elif row[0] != str(CACHE_FORMAT):
+            raise CacheError(
+                f"{self.path}: cache format {row[0]}, this version reads format {CACHE_FORMAT}; "
+                "delete the file or point --llmjudge-cache-path elsewhere"
+            )
+
+    def get(self, key: str) -> CachedVerdict | None:
+        """The verdict stored under ``key``; a hit is remembered as used (written on ``close``)."""
+        with self._lock:
+            row = self._db.execute("SELECT verdict, model FROM verdicts WHERE key = ?", (key,)).fetchone()
+            if row is None:
+                return None
+            self._touched.add(key)
+        try:
+            verdict = Verdict.from_json(json.loads(row[0]))
+        except (ValueError, KeyError, TypeError):
+            return None  # an entry this version cannot read is a miss, and the next write replaces it
+        return CachedVerdict(verdict, row[1])
+
+    def put(self, key: str, verdict: Verdict, model: str, usage: Usage, benchmark: str, case_id: str) -> bool:
+        """Store a verdict under ``key`` in one atomic transaction (last writer wins).
+
+        A write that fails (disk full, a lock held past the busy timeout) costs a future cache
+        hit, never the verdict: it is recorded in ``write_errors`` and ``False`` is returned.
+        """
+        now = time.time()
+        row = (
+            key,
+            model,
+            benchmark,
+            case_id,
+            json.dumps(verdict.to_json()),
+            usage.input_tokens,
+            usage.output_tokens,
+            now,
+            now,
+        )
+        with self._lock:
+            try:
+                self._db.execute("INSERT OR REPLACE INTO verdicts VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", row)
+            except sqlite3.Error as exc:
+                self.write_errors.append(f"{benchmark}::{case_id}: {exc}")
+                return False
+        return True
+
+    def stats(self) -> CacheStats:
+        with self._lock:
+            entries, oldest, newest, benchmarks, tokens_in, tokens_out = self._db.execute(
+                "SELECT COUNT(*), MIN(used), MAX(used), COUNT(DISTINCT benchmark), "
+                "TOTAL(input_tokens), TOTAL(output_tokens) FROM verdicts"
+            ).fetchone()
+            models = self._db.execute(
+                "SELECT model, COUNT(*) FROM verdicts GROUP BY model ORDER BY COUNT(*) DESC, model"
+            ).fetchall()
+        size = sum(p.stat().st_size for p in _files(self.path) if p.exists())
+        return CacheStats(
+            str(self.path),
+            entries,
+            size,
+            oldest,
+            newest,
+            tuple(models),
+            benchmarks,
+            int(tokens_in),
+            int(tokens_out),
+        )
+
+    def prune(self, older_than_days: float, now: float | None = None) -> int:
+        """Delete entries not used for ``older_than_days`` days; returns how many went."""
+        cutoff = (time.time() if now is None else now) - older_than_days * SECONDS_PER_DAY
+        with self._lock:
+            removed = self._db.execute("DELETE FROM verdicts WHERE used < ?", (cutoff,)).rowcount
+        if removed:
+            with self._lock:
+                self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+                self._db.execute("VACUUM")
+        return int(removed)
+
+    def close(self) -> None:
+        """Record which entries this run used (one transaction), then close the connection."""
+        with self._lock:
+            if self._touched:
+                now = time.time()
+                try:
+                    self._db.execute("BEGIN IMMEDIATE")
+                    self._db.executemany(
+                        "UPDATE verdicts SET used = ? WHERE key = ?",
+                        [(now, k) for k in sorted(self._touched)],
+                    )
+                    self._db.execute("COMMIT")
+                except sqlite3.Error as exc:  # only prune's notion of "recently used" is lost
+                    if self._db.in_transaction:
+                        self._db.execute("ROLLBACK")
+                    self.write_errors.append(f"marking {len(self._touched)} entries as used: {exc}")
+                self._touched.clear()
+            self._db.close()
+
+
+def _files(path: Path) -> list[Path]:
+    return [path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")]

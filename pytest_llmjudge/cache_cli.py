@@ -1,0 +1,128 @@
+"""``llmjudge cache stats`` and ``llmjudge cache prune --older-than DAYS``.
+
+``add_cache_parser`` plugs into the ``llmjudge`` command's sub-parsers; each command sets
+``handler`` to a function taking the parsed namespace and returning the exit status.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+
+from .cache import CacheError, CacheStats, VerdictCache
+
+DEFAULT_PATH = ".llmjudge/cache.sqlite"
+EXIT_OK, EXIT_USAGE = 0, 2
+
+
+def _days(value: str) -> float:
+    try:
+        days = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a number of days") from None
+    if days < 0:
+        raise argparse.ArgumentTypeError("the number of days cannot be negative")
+    return days
+
+
+def add_cache_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add ``cache stats`` and ``cache prune`` to the ``llmjudge`` command."""
+    cache = commands.add_parser(
+        "cache",
+        help="inspect or prune the verdict cache",
+        description="The verdict cache pytest-llmjudge keeps between runs (SQLite).",
+    )
+    cache.add_argument(
+        "--path",
+        type=Path,
+        default=None,
+        help=f"cache file (default: $LLMJUDGE_CACHE_PATH or {DEFAULT_PATH}, relative to the current folder)",
+    )
+    actions = cache.add_subparsers(dest="cache_command", required=True, metavar="ACTION")
+    stats = actions.add_parser("stats", help="entries, size, age and models in the cache")
+    stats.set_defaults(handler=_stats)
+    prune = actions.add_parser("prune", help="delete entries no run has used for DAYS days")
+    prune.add_argument(
+        "--older-than", type=_days, required=True, metavar="DAYS", help="age in days (fractions allowed)"
+    )
+    prune.set_defaults(handler=_prune)
+
+
+def _path(args: argparse.Namespace) -> Path:
+    chosen: Path | None = args.path
+    return chosen if chosen is not None else Path(os.environ.get("LLMJUDGE_CACHE_PATH") or DEFAULT_PATH)
+
+
+def _open(args: argparse.Namespace) -> VerdictCache | None:
+    try:
+        return VerdictCache(_path(args), create=False)
+    except CacheError as exc:
+        print(f"llmjudge cache: {exc}", file=sys.stderr)
+        return None
+
+
+def _stats(args: argparse.Namespace) -> int:
+    cache = _open(args)
+    if cache is None:
+        return EXIT_USAGE
+    try:
+        stats = cache.stats()
+    finally:
+        cache.close()
+    for line in stats_lines(stats):
+        print(line)
+    return EXIT_OK
+
+
+def stats_lines(stats: CacheStats, now: float | None = None) -> list[str]:
+    """``llmjudge cache stats`` output."""
+    lines = [
+        f"cache: {stats.path}",
+        f"entries: {stats.entries} verdict(s) from {stats.benchmarks} benchmark(s), {_size(stats.bytes)}",
+    ]
+    if stats.oldest is not None and stats.newest is not None:
+        current = time.time() if now is None else now
+        lines.append(
+            f"last used: oldest {_age(current - stats.oldest)} ago, newest {_age(current - stats.newest)} ago"
+        )
+    if stats.input_tokens or stats.output_tokens:
+        lines.append(f"tokens a full rerun saves: in/out {stats.input_tokens}/{stats.output_tokens}")
+    if stats.models:
+        lines.append("verdicts per model:")
+    for model, count in stats.models:
+        lines.append(f"  {count:>8}  {model}")
+    return lines
+
+
+def _prune(args: argparse.Namespace) -> int:
+    cache = _open(args)
+    if cache is None:
+        return EXIT_USAGE
+    try:
+        before = cache.stats().entries
+        removed = cache.prune(args.older_than)
+    finally:
+        cache.close()
+    days = f"{args.older_than:g}"
+    print(f"removed {removed} of {before} verdict(s) unused for {days} day(s); {before - removed} left")
+    return EXIT_OK
+
+
+def _size(size: int) -> str:
+    if size < 1024:
+        return f"{size} bytes"
+    if size < 1024**2:
+        return f"{size / 1024:.1f} KiB"
+    return f"{size / 1024**2:.1f} MiB"
+
+
+def _age(seconds: float) -> str:
+    seconds = max(seconds, 0.0)
+    if seconds < 3600:
+        return f"{seconds / 60:.0f} min"
+    if seconds < 86_400:
+        return f"{seconds / 3600:.1f} h"
+    return f"{seconds / 86_400:.1f} days"
