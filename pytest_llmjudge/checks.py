@@ -6,9 +6,16 @@ import importlib
 from collections.abc import Callable
 from typing import Any
 
-from pydantic_evals.evaluators import Contains, Equals, EqualsExpected, EvaluationReason, Evaluator, IsInstance
+from pydantic_evals.evaluators import (
+    Contains,
+    Equals,
+    EqualsExpected,
+    EvaluationReason,
+    Evaluator,
+    IsInstance,
+)
 from pydantic_evals.evaluators.context import EvaluatorContext
-from pydantic_evals.otel._errors import SpanTreeRecordingError  # noqa: PLC2701
+from pydantic_evals.otel._errors import SpanTreeRecordingError
 
 from .spec import Case, CheckSpec
 from .verdict import Verdict
@@ -68,12 +75,11 @@ def run_checks(case: Case, checks: list[CheckSpec]) -> Verdict:
     ctx = _context(case)
     for index, check in enumerate(checks, start=1):
         evaluator = _evaluator(check)
-        if isinstance(evaluator, Evaluator):
-            result = evaluator.evaluate_sync(ctx)
-        else:
-            result = evaluator(ctx)
+        result = evaluator.evaluate_sync(ctx) if isinstance(evaluator, Evaluator) else evaluator(ctx)
         ok, why = _passed(result)
         if not ok:
-            label = check.function or (f"{check.type}({check.value!r})" if check.value is not None else check.type)
+            label = check.function or (
+                f"{check.type}({check.value!r})" if check.value is not None else check.type
+            )
             return Verdict(False, f"check {index} {label} failed" + (f": {why}" if why else ""), 0.0)
     return Verdict(True, f"all {len(checks)} deterministic check(s) passed", 1.0)

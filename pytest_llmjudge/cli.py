@@ -65,8 +65,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     compile_parser.add_argument("path", help="benchmark YAML file")
     compile_parser.add_argument("--case", help="only this case id")
-    compile_parser.add_argument("--style", choices=["no_reasoning", "short_cot", "long_cot"], help="prompt style")
-    compile_parser.add_argument("--rootdir", default=".", help="repository root that paths in the file are relative to (default .)")
+    compile_parser.add_argument(
+        "--style", choices=["no_reasoning", "short_cot", "long_cot"], help="prompt style"
+    )
+    compile_parser.add_argument(
+        "--rootdir", default=".", help="repository root that paths in the file are relative to (default .)"
+    )
     compile_parser.set_defaults(handler=_compile)
 
     from .lint.cli import add_lint_parser, add_rules_parser

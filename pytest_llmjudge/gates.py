@@ -138,17 +138,25 @@ def rubric_gate(
     """Aggregate a rubric's benchmarks; a missing benchmark makes it incomplete, not failed."""
     missing = [m for m in members if m not in gates]
     if missing:
-        return RubricGate(code, label, method, None, threshold, "incomplete", f"not in this run: {', '.join(missing)}")
+        return RubricGate(
+            code, label, method, None, threshold, "incomplete", f"not in this run: {', '.join(missing)}"
+        )
     hard_failures = [m for m in members if gates[m].criticality == "hard_gate" and gates[m].status == "fail"]
     scored = [(gates[m].pass_rate, gates[m].weight) for m in members]
     unscored = [m for m, (rate, _) in zip(members, scored, strict=True) if rate is None]
     if unscored:
         if hard_failures:
-            return RubricGate(code, label, method, None, threshold, "fail", f"hard gate failed: {', '.join(hard_failures)}")
-        return RubricGate(code, label, method, None, threshold, "incomplete", f"no verdicts for {', '.join(unscored)}")
+            return RubricGate(
+                code, label, method, None, threshold, "fail", f"hard gate failed: {', '.join(hard_failures)}"
+            )
+        return RubricGate(
+            code, label, method, None, threshold, "incomplete", f"no verdicts for {', '.join(unscored)}"
+        )
     score = aggregate(method, [(rate, weight) for rate, weight in scored if rate is not None])
     if hard_failures:
-        return RubricGate(code, label, method, score, threshold, "fail", f"hard gate failed: {', '.join(hard_failures)}")
+        return RubricGate(
+            code, label, method, score, threshold, "fail", f"hard gate failed: {', '.join(hard_failures)}"
+        )
     if threshold is None:
         return RubricGate(code, label, method, score, threshold, "not scored")
     status = "pass" if score + EPSILON >= threshold else "fail"

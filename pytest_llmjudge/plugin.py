@@ -9,8 +9,8 @@ import pytest
 
 from . import hookspecs
 from .detect import is_benchmark_file
-from .settings import CACHE_MODES, resolve
 from .session import STATE, RunState
+from .settings import CACHE_MODES, resolve
 
 _HELP = {
     "model": "judge model: a pydantic-ai model string (openai:gpt-4o, anthropic:…, ollama:…) or 'local'",
@@ -36,7 +36,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("llmjudge", "LLM-as-a-judge benchmarks (pytest-llmjudge)")
     for name, text in _HELP.items():
         flag = f"--llmjudge-{name.replace('_', '-')}"
-        group.addoption(flag, dest=f"llmjudge_{name}", default=None, help=f"{text}. Env LLMJUDGE_{name.upper()}.")
+        group.addoption(
+            flag, dest=f"llmjudge_{name}", default=None, help=f"{text}. Env LLMJUDGE_{name.upper()}."
+        )
         parser.addini(f"llmjudge_{name}", text, default=None)
     group.addoption(
         "--llmjudge-lint",
@@ -51,12 +53,16 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         type="linelist",
         default=["benchmarks"],
     )
-    parser.addini("llmjudge_rubrics", "rubric folder, relative to the rootdir (default: rubrics)", default="rubrics")
+    parser.addini(
+        "llmjudge_rubrics", "rubric folder, relative to the rootdir (default: rubrics)", default="rubrics"
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:
     try:
-        settings = resolve(lambda n: config.getoption(f"llmjudge_{n}"), lambda n: config.getini(f"llmjudge_{n}"))
+        settings = resolve(
+            lambda n: config.getoption(f"llmjudge_{n}"), lambda n: config.getini(f"llmjudge_{n}")
+        )
     except ValueError as exc:
         raise pytest.UsageError(str(exc)) from None
     state = RunState(config, settings)

@@ -6,7 +6,6 @@ import json
 from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path
-
 from typing import TYPE_CHECKING
 
 from .gates import BenchmarkGate, CaseRecord, RubricGate
@@ -34,7 +33,11 @@ class JudgeErrored(Exception):
 
 
 def failure_text(
-    benchmark: Benchmark, case: Case, request: CompiledRequest, outcome: Outcome, rubric_excerpt: Sequence[str]
+    benchmark: Benchmark,
+    case: Case,
+    request: CompiledRequest,
+    outcome: Outcome,
+    rubric_excerpt: Sequence[str],
 ) -> str:
     """The report for a failing or erroring case: who, where, verdict, reason, rubric excerpt."""
     title = f"{benchmark.code} · {benchmark.spec.label}" if benchmark.spec.label else benchmark.code
@@ -49,7 +52,10 @@ def failure_text(
     head = "verdict: FAIL"
     if verdict.uncertain:
         head += " (uncertain: listed for human review)"
-    extras = [f"score: {verdict.score:g}" if verdict.score is not None else "", f"confidence: {verdict.confidence}" if verdict.confidence else ""]
+    extras = [
+        f"score: {verdict.score:g}" if verdict.score is not None else "",
+        f"confidence: {verdict.confidence}" if verdict.confidence else "",
+    ]
     lines += ["   ".join([head, *[e for e in extras if e]]), f"reason: {verdict.reason}", model]
     if outcome.cached:
         lines[-1] += "   (cached verdict)"
@@ -64,8 +70,10 @@ def _pct(value: float | None) -> str:
 
 def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
     widths = [max(len(str(c)) for c in column) for column in zip(header, *rows, strict=True)]
+
     def line(cells: Sequence[str]) -> str:
         return "  ".join(str(c).ljust(w) for c, w in zip(cells, widths, strict=True)).rstrip()
+
     return [line(header), line(["-" * w for w in widths]), *[line(r) for r in rows]]
 
 
@@ -85,7 +93,10 @@ def benchmark_table(gates: Sequence[BenchmarkGate]) -> list[str]:
         ]
         for g in gates
     ]
-    return _table(["benchmark", "cases", "passed", "failed", "errors", "review", "pass rate", "threshold", "gate", ""], rows)
+    return _table(
+        ["benchmark", "cases", "passed", "failed", "errors", "review", "pass rate", "threshold", "gate", ""],
+        rows,
+    )
 
 
 def rubric_table(gates: Sequence[RubricGate]) -> list[str]:

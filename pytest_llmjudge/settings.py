@@ -46,7 +46,9 @@ def option_names() -> tuple[str, ...]:
     return tuple(_SOURCES)
 
 
-def resolve(cli: Callable[[str], Any], ini: Callable[[str], Any], env: dict[str, str] | None = None) -> RunSettings:
+def resolve(
+    cli: Callable[[str], Any], ini: Callable[[str], Any], env: dict[str, str] | None = None
+) -> RunSettings:
     """Each setting from ``cli(name)``, else the environment, else ``ini(name)``, else its default.
 
     Raises ``ValueError`` naming the source of a value that does not convert.
@@ -54,7 +56,11 @@ def resolve(cli: Callable[[str], Any], ini: Callable[[str], Any], env: dict[str,
     env = dict(os.environ) if env is None else env
     values: dict[str, Any] = {}
     for name, (variable, convert, default) in _SOURCES.items():
-        for source, raw in ((f"--llmjudge-{name.replace('_', '-')}", cli(name)), (variable, env.get(variable)), (f"llmjudge_{name}", ini(name))):
+        for source, raw in (
+            (f"--llmjudge-{name.replace('_', '-')}", cli(name)),
+            (variable, env.get(variable)),
+            (f"llmjudge_{name}", ini(name)),
+        ):
             if raw is None or raw == "":
                 continue
             try:

@@ -67,6 +67,10 @@ def decode(raw: bytes, path: str) -> str:
 
 # Nodes are told apart by ``node.id``, not isinstance: libyaml keeps the node classes of the
 # first ``yaml`` import, which differ from a re-imported module's (pytester in-process runs).
+def _kind(node: Any) -> str:
+    return str(node.id)  # "mapping", "sequence" or "scalar"
+
+
 class _Builder:
     def __init__(self, loader: yaml.SafeLoader, path: str) -> None:
         self.loader = loader
@@ -85,14 +89,14 @@ class _Builder:
                 "remove the nested YAML aliases (*name) that multiply the document",
             )
         self.marks.setdefault(where, (node.start_mark.line + 1, node.start_mark.column + 1))
-        if node.id in {"mapping", "sequence"} and node.tag not in _PLAIN_TAGS:
+        if _kind(node) in {"mapping", "sequence"} and node.tag not in _PLAIN_TAGS:
             raise self._error(
                 node,
                 where,
                 f"unsupported YAML tag {node.tag!r}",
                 "only plain YAML is loaded (safe loader); remove the tag",
             )
-        if node.id == "mapping":
+        if _kind(node) == "mapping":
             out: dict[Any, Any] = {}
             key_lines: dict[Any, int] = {}
             merges = [value for key, value in node.value if key.tag == _MERGE_TAG]
@@ -117,7 +121,7 @@ class _Builder:
             for merged in merges:
                 self._merge(out, merged, where)
             return out
-        if node.id == "sequence":
+        if _kind(node) == "sequence":
             return [self.build(item, (*where, i)) for i, item in enumerate(node.value)]
         return self._scalar(node, where)
 
@@ -128,10 +132,10 @@ class _Builder:
         PyYAML's ``flatten_mapping``, which copies merged entries without bound and reports
         an overridden merged key as a duplicate.
         """
-        sources = merged.value if merged.id == "sequence" else [merged]
+        sources = merged.value if _kind(merged) == "sequence" else [merged]
         own = {key: mark for key, mark in self.marks.items() if key[: len(where)] == where}
         for source in sources:
-            if source.id != "mapping":
+            if _kind(source) != "mapping":
                 raise self._error(
                     source,
                     where,
@@ -143,7 +147,7 @@ class _Builder:
         self.marks.update(own)
 
     def _scalar(self, node: yaml.Node, where: Path) -> Any:
-        if node.id != "scalar":
+        if _kind(node) != "scalar":
             return self.build(node, where)
         try:
             return self.loader.construct_object(node, deep=True)

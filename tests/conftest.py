@@ -18,7 +18,6 @@ import yaml  # noqa: F401
 pydantic_ai.models.ALLOW_MODEL_REQUESTS = False
 
 
-
 @pytest.fixture(autouse=True)
 def _not_an_xdist_worker(monkeypatch: pytest.MonkeyPatch) -> None:
     """Runs inside pytester are top-level runs, also when this suite itself runs under xdist."""

@@ -13,7 +13,7 @@ pytestmark = pytest.mark.filterwarnings("ignore::pytest.PytestUnknownMarkWarning
 
 # The fake judge reads a directive from the candidate output: PASS, FAIL, UNCERTAIN, HTTP401,
 # HTTP429, HTTP500, TIMEOUT, GARBAGE, REFUSE, RESET. Calls are appended to calls.log.
-JUDGE = '''
+JUDGE = """
 import asyncio, json, re
 from pathlib import Path
 from pydantic_ai import models
@@ -25,8 +25,11 @@ models.ALLOW_MODEL_REQUESTS = False
 LOG = Path(__file__).parent / "calls.log"
 
 async def judge(messages, info):
-    prompt = "".join(p.content for m in messages for p in m.parts if isinstance(getattr(p, "content", None), str))
-    directive = re.search(r"<Output>\\n.*?(PASS|FAIL|UNCERTAIN|HTTP401|HTTP429|HTTP500|TIMEOUT|GARBAGE|REFUSE|RESET)", prompt, re.S).group(1)
+    prompt = "".join(
+        p.content for m in messages for p in m.parts if isinstance(getattr(p, "content", None), str)
+    )
+    words = "PASS|FAIL|UNCERTAIN|HTTP401|HTTP429|HTTP500|TIMEOUT|GARBAGE|REFUSE|RESET"
+    directive = re.search(rf"<Output>\\n.*?({words})", prompt, re.S).group(1)
     with LOG.open("a") as log:
         log.write(directive + "\\n")
     if directive == "HTTP401":
@@ -43,19 +46,28 @@ async def judge(messages, info):
         raise ConnectionResetError("connection reset by peer")
     if directive == "GARBAGE":
         return ModelResponse(parts=[TextPart("I think it is fine")])
-    args = {"pass": directive == "PASS", "reason": f"judged {directive.lower()} on the evidence", "score": 1.0 if directive == "PASS" else 0.0}
+    args = {
+        "pass": directive == "PASS",
+        "reason": f"judged {directive.lower()} on the evidence",
+        "score": 1.0 if directive == "PASS" else 0.0,
+    }
     if directive == "UNCERTAIN":
         args["uncertain"] = True
     return ModelResponse(parts=[ToolCallPart(info.output_tools[0].name, args)])
 
 def pytest_llmjudge_model(config):
     return FunctionModel(judge, model_name="fake-judge")
-'''
+"""
 
 
 def bench(code: str, outcomes: list[str], **fields: object) -> str:
     """A benchmark file whose cases' candidate outputs carry the fake judge's directives."""
-    head = {"code": code, "label": f"{code} label", "concept": "The output matches.", "evaluator_type": "llm_judge"}
+    head = {
+        "code": code,
+        "label": f"{code} label",
+        "concept": "The output matches.",
+        "evaluator_type": "llm_judge",
+    }
     head.update(fields)
     lines = [f"{k}: {json.dumps(v)}" for k, v in head.items()]
     lines.append("inclusion_criteria: Apply when there is output. Flag if it is wrong.")
@@ -144,7 +156,9 @@ def test_failure_report_names_benchmark_case_line_and_rubric(project: pytest.Pyt
         ("TIMEOUT", "timeout", 2),
     ],
 )
-def test_judge_failures_are_errors_not_failures(project: pytest.Pytester, directive: str, kind: str, attempts: int) -> None:
+def test_judge_failures_are_errors_not_failures(
+    project: pytest.Pytester, directive: str, kind: str, attempts: int
+) -> None:
     write(project, {"benchmarks/B1.yaml": bench("B1", ["PASS", directive], threshold=0.5)})
     result = run(project, "--junitxml=out.xml", "--llmjudge-timeout=0.3")
     result.assert_outcomes(passed=2, errors=1)
@@ -153,10 +167,19 @@ def test_judge_failures_are_errors_not_failures(project: pytest.Pytester, direct
     assert result.ret == 1
     error_case = junit(project)["c1"]
     assert error_case.find("error") is not None and error_case.find("failure") is None
-    assert gate_row(result, "B1").split()[1:7] == ["2", "1", "0", "1", "0", "100%"]  # errors excluded from the rate
+    assert gate_row(result, "B1").split()[1:7] == [
+        "2",
+        "1",
+        "0",
+        "1",
+        "0",
+        "100%",
+    ]  # errors excluded from the rate
 
 
-def test_nineteen_of_twenty_at_threshold_090_exits_zero_with_failure_visible(project: pytest.Pytester) -> None:
+def test_nineteen_of_twenty_at_threshold_090_exits_zero_with_failure_visible(
+    project: pytest.Pytester,
+) -> None:
     write(project, {"benchmarks/B1.yaml": bench("B1", ["PASS"] * 19 + ["FAIL"], threshold=0.9)})
     result = run(project, "--junitxml=out.xml")
     result.assert_outcomes(passed=20, failed=1)
@@ -211,12 +234,18 @@ benchmarks:
         ("MAXIMUM", 1.0, 1.0, "PASS"),
     ],
 )
-def test_rubric_aggregation(project: pytest.Pytester, method: str, threshold: float, score: float, status: str) -> None:
+def test_rubric_aggregation(
+    project: pytest.Pytester, method: str, threshold: float, score: float, status: str
+) -> None:
     write(
         project,
         {
-            "benchmarks/B1.yaml": bench("B1", ["PASS", "PASS"], threshold=None, weight=0.1, parent_rubric="R"),
-            "benchmarks/B2.yaml": bench("B2", ["PASS", "FAIL"], threshold=None, weight=0.3, parent_rubric="R"),
+            "benchmarks/B1.yaml": bench(
+                "B1", ["PASS", "PASS"], threshold=None, weight=0.1, parent_rubric="R"
+            ),
+            "benchmarks/B2.yaml": bench(
+                "B2", ["PASS", "FAIL"], threshold=None, weight=0.3, parent_rubric="R"
+            ),
             "rubrics/R.yaml": RUBRIC.format(method=method, threshold=threshold),
         },
     )
@@ -230,7 +259,9 @@ def test_failing_hard_gate_fails_its_rubric(project: pytest.Pytester) -> None:
     write(
         project,
         {
-            "benchmarks/B1.yaml": bench("B1", ["PASS"] * 9 + ["FAIL"], threshold=0.5, criticality="hard_gate"),
+            "benchmarks/B1.yaml": bench(
+                "B1", ["PASS"] * 9 + ["FAIL"], threshold=0.5, criticality="hard_gate"
+            ),
             "benchmarks/B2.yaml": bench("B2", ["PASS"], threshold=0.5),
             "rubrics/R.yaml": RUBRIC.format(method="MEAN", threshold=0.1),
         },
@@ -273,23 +304,32 @@ def test_no_model_configured_stops_before_judging(pytester: pytest.Pytester) -> 
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     err = result.stderr.str()
     assert "1 case(s) need a judge model and none is configured" in err
-    for source in ("--llmjudge-model", "LLMJUDGE_MODEL", "llmjudge_model", "pytest_llmjudge_model", "judge: {model"):
+    for source in (
+        "--llmjudge-model",
+        "LLMJUDGE_MODEL",
+        "llmjudge_model",
+        "pytest_llmjudge_model",
+        "judge: {model",
+    ):
         assert source in err
 
 
 def test_no_cases_anywhere_needs_no_model(pytester: pytest.Pytester) -> None:
-    write(pytester, {"benchmarks/B1.yaml": "code: B1\nconcept: x\ninclusion_criteria: Apply when x. Flag if y.\n"})
+    write(
+        pytester,
+        {"benchmarks/B1.yaml": "code: B1\nconcept: x\ninclusion_criteria: Apply when x. Flag if y.\n"},
+    )
     result = run(pytester)
     result.assert_outcomes(skipped=1)
     assert result.ret == 0
 
 
-BLOCKED = '''
+BLOCKED = """
 from pydantic_ai import models
 models.ALLOW_MODEL_REQUESTS = False
 def pytest_llmjudge_model(config):
     return "openai:from-hook"
-'''
+"""
 
 
 @pytest.mark.parametrize(
