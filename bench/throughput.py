@@ -1,14 +1,17 @@
 """Throughput of pytest-llmjudge against its floor and against pydantic-evals' ``Dataset.evaluate``.
 
-One run measures, with a ``FunctionModel`` judge that sleeps ``L`` seconds (``asyncio.sleep``):
+One run generates a benchmark suite of N cases and judges it with a ``FunctionModel`` that
+sleeps L seconds (``asyncio.sleep``) and passes the case, then measures:
 
-(a) ``pytest benchmarks`` on ``N`` generated cases with ``--llmjudge-concurrency C`` (empty cache),
-    against the floor ``ceil(N/C)·L``; wall time of the whole pytest process;
+(a) ``pytest benchmarks --llmjudge-concurrency C`` with an empty cache: wall time of the whole
+    pytest process (start-up, pydantic-ai import, collection, judging, exit), and its run
+    phase (end of collection to the last verdict), against the floor ceil(N/C)·L;
 (b) pydantic-evals ``Dataset.evaluate`` with ``LLMJudge`` on the same model, cases and
-    ``max_concurrency=C``; wall time of the ``evaluate`` call alone (imports not counted);
-(c) the same ``pytest benchmarks`` again, every verdict cached: wall time and model calls;
-(d) start-up time the plugin adds to a pytest run that collects no benchmark: median of
-    interleaved runs with the plugin and with ``-p no:llmjudge``.
+    ``max_concurrency=C``: wall time of the ``evaluate`` call alone (imports not counted);
+(c) the same ``pytest benchmarks`` again, every verdict cached: wall time and model calls,
+    with the compiled-prompt snapshots checked (syrupy on, as users run it) and without;
+(d) start-up time the plugin adds to a pytest run that collects no benchmark: median over
+    interleaved pairs of runs with the plugin and with ``-p no:llmjudge``.
 
     python bench/throughput.py [--cases 1000] [--latency 0.25] [--concurrency 32]
 """
@@ -19,11 +22,11 @@ import argparse
 import json
 import math
 import os
+import platform
 import statistics
 import subprocess
 import sys
 import tempfile
-import textwrap
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -55,27 +58,31 @@ Pass conditions (all must be satisfied):
 1. Every finding the ground truth marks as absent is absent or negated in the output.
 
 Uncertainty policy:
-If the information is ambiguous or incomplete, set pass = false and explain that the case is uncertain in the reason.
+If the information is ambiguous or incomplete, set pass = false and say so in the reason.
 
 Respond ONLY with compact JSON: {"pass": true|false, "reason": "<50-200 characters citing the evidence>"}
 """
 
-# The judge every measured run uses: sleeps LATENCY seconds, then passes the case. Counts its calls.
+# The judge of every measured run: sleeps LATENCY seconds, then passes the case. It counts its
+# calls and notes when the last one ended (for the run phase of (a)).
 JUDGE_MODULE = """\
 import asyncio
 import os
+import time
 
 from pydantic_ai.messages import ModelMessage, ModelResponse, ToolCallPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 LATENCY = float(os.environ["BENCH_LATENCY"])
 CALLS = [0]
+LAST_END = [0.0]
 
 
 async def judge(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
     CALLS[0] += 1
     await asyncio.sleep(LATENCY)
-    args = {"pass": True, "reason": "every negated finding stays absent in the output"}
+    LAST_END[0] = time.time()
+    args = {"pass": True, "reason": "every negated finding stays absent in the output", "score": 1.0}
     return ModelResponse(parts=[ToolCallPart(info.output_tools[0].name, args)])
 
 
@@ -83,22 +90,30 @@ MODEL = FunctionModel(judge, model_name="sleepy-judge")
 """
 
 CONFTEST = """\
+import json
 import os
-from pathlib import Path
+import time
 
-from sleepy_judge import CALLS, MODEL
+from sleepy_judge import CALLS, LAST_END, MODEL
+
+COLLECTED = [0.0]
 
 
 def pytest_llmjudge_model(config):
     return MODEL
 
 
-def pytest_sessionfinish(session):
-    Path(os.environ["BENCH_CALLS_FILE"]).write_text(str(CALLS[0]))
+def pytest_collection_finish(session):
+    COLLECTED[0] = time.time()
+
+
+def pytest_unconfigure(config):
+    record = {"calls": CALLS[0], "collected": COLLECTED[0], "last_verdict": LAST_END[0]}
+    with open(os.environ["BENCH_RECORD"], "w") as out:
+        json.dump(record, out)
 """
 
 EVALUATE = """\
-import asyncio
 import json
 import sys
 import time
@@ -110,17 +125,21 @@ from sleepy_judge import CALLS, MODEL
 
 cases_path, rubric_path, concurrency = sys.argv[1], sys.argv[2], int(sys.argv[3])
 rows = [json.loads(line) for line in open(cases_path)]
+outputs = {row["source_narrative"]: {"CANDIDATE_OUTPUT": row["candidate_output"]} for row in rows}
 rubric = open(rubric_path).read()
+judge = LLMJudge(rubric=rubric, model=MODEL, include_input=True, include_expected_output=True)
 dataset = Dataset(
     name="throughput",
     cases=[
-        Case(name=r["id"], inputs={"SOURCE_NARRATIVE": r["source_narrative"]},
-             expected_output={"GROUND_TRUTH": r["ground_truth"]})
-        for r in rows
+        Case(
+            name=row["id"],
+            inputs={"SOURCE_NARRATIVE": row["source_narrative"]},
+            expected_output={"GROUND_TRUTH": row["ground_truth"]},
+        )
+        for row in rows
     ],
-    evaluators=[LLMJudge(rubric=rubric, model=MODEL, include_input=True, include_expected_output=True)],
+    evaluators=[judge],
 )
-outputs = {r["source_narrative"]: {"CANDIDATE_OUTPUT": r["candidate_output"]} for r in rows}
 
 
 async def task(inputs):
@@ -130,7 +149,8 @@ async def task(inputs):
 start = time.perf_counter()
 report = dataset.evaluate_sync(task, max_concurrency=concurrency, progress=False)
 elapsed = time.perf_counter() - start
-print(json.dumps({"seconds": elapsed, "calls": CALLS[0], "cases": len(report.cases)}))
+failures = sum(len(case.evaluator_failures) for case in report.cases) + len(report.failures)
+print(json.dumps({"seconds": elapsed, "calls": CALLS[0], "cases": len(report.cases), "failures": failures}))
 """
 
 
@@ -138,7 +158,7 @@ print(json.dumps({"seconds": elapsed, "calls": CALLS[0], "cases": len(report.cas
 class Run:
     seconds: float
     calls: int
-    output: str
+    run_phase: float = 0.0
 
 
 def write_project(root: Path, cases: int, per_file: int) -> None:
@@ -152,17 +172,16 @@ def write_project(root: Path, cases: int, per_file: int) -> None:
     rows = []
     for number in range(cases):
         finding = f"finding_{number}"
+        narrative = f"Patient denies {finding.replace('_', ' ')}; no other complaints (visit {number})."
         rows.append(
             {
                 "id": f"case-{number:05d}",
-                "source_narrative": f"Patient denies {finding.replace('_', ' ')}; no other complaints (visit {number}).",
+                "source_narrative": narrative,
                 "ground_truth": {finding: False},
                 "candidate_output": {finding: False},
             }
         )
-    with (root / "cases.jsonl").open("w") as out:
-        for row in rows:
-            out.write(json.dumps(row) + "\n")
+    (root / "cases.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
     for first in range(0, cases, per_file):
         code = f"B-{first // per_file:04d}"
         lines = [
@@ -175,57 +194,51 @@ def write_project(root: Path, cases: int, per_file: int) -> None:
         ]
         for row in rows[first : first + per_file]:
             lines.append(f"  - id: {row['id']}")
-            lines.append(f"    source_narrative: {json.dumps(row['source_narrative'])}")
-            lines.append(f"    ground_truth: {json.dumps(row['ground_truth'])}")
-            lines.append(f"    candidate_output: {json.dumps(row['candidate_output'])}")
+            for key in ("source_narrative", "ground_truth", "candidate_output"):
+                lines.append(f"    {key}: {json.dumps(row[key])}")
         (root / "benchmarks" / f"{code}.yaml").write_text("\n".join(lines) + "\n")
 
 
 def environment(root: Path, latency: float) -> dict[str, str]:
-    env = dict(os.environ)
-    env.update(
-        BENCH_LATENCY=str(latency),
-        BENCH_CALLS_FILE=str(root / "calls.txt"),
-        PYTHONPATH=str(root),
-        PYTHONDONTWRITEBYTECODE="",
-    )
-    for name in [n for n in env if n.startswith("LLMJUDGE_") or n.startswith("PYTEST_")]:
-        del env[name]
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("LLMJUDGE_", "PYTEST_"))}
+    env.update(BENCH_LATENCY=str(latency), BENCH_RECORD=str(root / "record.json"), PYTHONPATH=str(root))
+    env.pop("CI", None)
     return env
 
 
 def run_pytest(root: Path, env: dict[str, str], *args: str) -> Run:
-    (root / "calls.txt").unlink(missing_ok=True)
-    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:randomly", *args]
+    """Wall time of one pytest process, with its model calls and run phase when it judged."""
+    record = root / "record.json"
+    record.unlink(missing_ok=True)
+    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args]
     start = time.perf_counter()
     done = subprocess.run(command, cwd=root, env=env, capture_output=True, text=True, check=False)
     seconds = time.perf_counter() - start
     if done.returncode not in (0, 5):
         raise SystemExit(f"pytest failed ({done.returncode}):\n{done.stdout[-4000:]}\n{done.stderr[-4000:]}")
-    calls_file = root / "calls.txt"
-    calls = int(calls_file.read_text()) if calls_file.exists() else 0
-    return Run(seconds, calls, done.stdout)
+    if not record.exists():
+        return Run(seconds, 0)
+    data = json.loads(record.read_text())
+    phase = data["last_verdict"] - data["collected"] if data["last_verdict"] else 0.0
+    return Run(seconds, int(data["calls"]), phase)
 
 
 def run_evaluate(root: Path, env: dict[str, str], concurrency: int) -> Run:
     script = root / "evaluate_bench.py"
     script.write_text(EVALUATE)
-    command = [
-        sys.executable,
-        str(script),
-        str(root / "cases.jsonl"),
-        str(root / "evaluators" / "negation_prompt.md"),
-        str(concurrency),
-    ]
+    rubric = root / "evaluators" / "negation_prompt.md"
+    command = [sys.executable, str(script), str(root / "cases.jsonl"), str(rubric), str(concurrency)]
     done = subprocess.run(command, cwd=root, env=env, capture_output=True, text=True, check=False)
     if done.returncode:
         raise SystemExit(f"Dataset.evaluate failed:\n{done.stderr[-4000:]}")
     result = json.loads(done.stdout.strip().splitlines()[-1])
-    return Run(float(result["seconds"]), int(result["calls"]), done.stdout)
+    if result["failures"]:
+        raise SystemExit(f"Dataset.evaluate: {result['failures']} evaluation(s) failed")
+    return Run(float(result["seconds"]), int(result["calls"]))
 
 
-def startup_added(root: Path, env: dict[str, str], repeats: int) -> tuple[float, float]:
-    """Median wall seconds of a benchmark-free pytest run without and with the plugin."""
+def startup_added(root: Path, env: dict[str, str], pairs: int) -> tuple[float, float, float]:
+    """Medians of: a benchmark-free run without the plugin, with it, and the paired difference."""
     project = root / "plain"
     project.mkdir()
     (project / "pytest.ini").write_text("[pytest]\n")
@@ -233,23 +246,22 @@ def startup_added(root: Path, env: dict[str, str], repeats: int) -> tuple[float,
     env = dict(env, PYTHONPATH="")
     without: list[float] = []
     with_plugin: list[float] = []
-    for _ in range(repeats):
+    for _ in range(pairs):
         without.append(run_pytest(project, env, "-p", "no:llmjudge").seconds)
         with_plugin.append(run_pytest(project, env).seconds)
-    return statistics.median(without), statistics.median(with_plugin)
+    added = statistics.median(b - a for a, b in zip(without, with_plugin, strict=True))
+    return statistics.median(without), statistics.median(with_plugin), added
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    raw = argparse.RawDescriptionHelpFormatter
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=raw)
     parser.add_argument("--cases", type=int, default=1000, help="N, cases to judge (default 1000)")
-    parser.add_argument(
-        "--latency", type=float, default=0.25, help="L, seconds each judge call sleeps (default 0.25)"
-    )
+    parser.add_argument("--latency", type=float, default=0.25, help="L, seconds per call (default 0.25)")
     parser.add_argument("--concurrency", type=int, default=32, help="C, judge calls in flight (default 32)")
     parser.add_argument("--per-file", type=int, default=50, help="cases per benchmark file (default 50)")
-    parser.add_argument("--startup-repeats", type=int, default=15, help="runs per side for (d) (default 15)")
+    parser.add_argument("--cached-runs", type=int, default=3, help="runs of (c), median reported (default 3)")
+    parser.add_argument("--startup-pairs", type=int, default=21, help="run pairs for (d) (default 21)")
     args = parser.parse_args()
 
     floor = math.ceil(args.cases / args.concurrency) * args.latency
@@ -257,47 +269,41 @@ def main() -> None:
         root = Path(tmp)
         write_project(root, args.cases, args.per_file)
         env = environment(root, args.latency)
-        pytest_args = ["benchmarks", f"--llmjudge-concurrency={args.concurrency}", "-p", "no:syrupy"]
-        cold = run_pytest(root, env, *pytest_args)
+        # Accept the compiled-prompt snapshots once, as a user does before judging.
+        run_pytest(root, env, "benchmarks", "-k", "prompt", "--snapshot-update")
+        judged = ["benchmarks", f"--llmjudge-concurrency={args.concurrency}"]
+        cold = run_pytest(root, env, *judged)
         evaluate = run_evaluate(root, env, args.concurrency)
-        cached = run_pytest(root, env, *pytest_args)
-        without, with_plugin = startup_added(root, env, args.startup_repeats)
+        cached = [run_pytest(root, env, *judged) for _ in range(args.cached_runs)]
+        bare = [run_pytest(root, env, *judged, "-p", "no:syrupy") for _ in range(args.cached_runs)]
+        without, with_plugin, added = startup_added(root, env, args.startup_pairs)
 
-    added_ms = (with_plugin - without) * 1000
+    cached_s = statistics.median(r.seconds for r in cached)
+    bare_s = statistics.median(r.seconds for r in bare)
+    cached_calls = sum(r.calls for r in cached) + sum(r.calls for r in bare)
     rows = [
-        ("floor ceil(N/C)*L", floor, "1.00 x floor", ""),
-        (
-            "(a) pytest + llmjudge, cold",
-            cold.seconds,
-            f"{cold.seconds / floor:.2f} x floor",
-            f"{cold.calls} calls",
-        ),
-        (
-            "(b) Dataset.evaluate + LLMJudge",
-            evaluate.seconds,
-            f"{evaluate.seconds / floor:.2f} x floor",
-            f"{evaluate.calls} calls",
-        ),
-        (
-            "(c) pytest + llmjudge, cached",
-            cached.seconds,
-            f"{cached.seconds / floor:.2f} x floor",
-            f"{cached.calls} calls",
-        ),
-        ("(d) pytest, no benchmarks, -p no:llmjudge", without, "", "median"),
-        ("(d) pytest, no benchmarks, plugin on", with_plugin, f"+{added_ms:.0f} ms", "median"),
+        ("floor ceil(N/C)*L", floor, ""),
+        ("(a) pytest benchmarks, empty cache", cold.seconds, f"{cold.calls} model calls"),
+        ("    run phase: collected -> last verdict", cold.run_phase, ""),
+        ("(b) Dataset.evaluate + LLMJudge", evaluate.seconds, f"{evaluate.calls} model calls"),
+        ("(c) pytest benchmarks, all cached", cached_s, f"median of {len(cached)}"),
+        ("    the same with -p no:syrupy", bare_s, f"median of {len(bare)}; {cached_calls} calls in all (c)"),
     ]
     print(
-        f"N={args.cases} cases, L={args.latency:g} s, C={args.concurrency}, {os.cpu_count()} CPUs, Python {sys.version.split()[0]}"
+        f"N={args.cases} cases, L={args.latency:g} s, C={args.concurrency}; {os.cpu_count()} CPUs, "
+        f"Python {platform.python_version()}"
     )
-    print(textwrap.dedent(""))
-    print(f"{'measurement':<44}{'seconds':>9}  {'ratio':<16}{'note'}")
-    for name, seconds, ratio, note in rows:
-        print(f"{name:<44}{seconds:>9.2f}  {ratio:<16}{note}")
     print()
-    print(
-        f"(a)/(b) = {cold.seconds / evaluate.seconds:.2f}   (a) targets <= {1.2 * floor:.2f} s and < (b); (c) <= 3 s with 0 calls; (d) <= 30 ms"
-    )
+    print(f"{'measurement':<42}{'seconds':>9}  {'x floor':>7}  note")
+    for name, seconds, note in rows:
+        print(f"{name:<42}{seconds:>9.2f}  {seconds / floor:>7.2f}  {note}")
+    pairs = f"median of {args.startup_pairs}"
+    print(f"{'(d) no benchmarks, -p no:llmjudge':<42}{without:>9.3f}  {'':>7}  {pairs}")
+    print(f"{'    plugin on':<42}{with_plugin:>9.3f}  {'':>7}  {pairs}")
+    print(f"{'    start-up added (paired median)':<42}{added * 1000:>7.0f}ms")
+    print()
+    print(f"(a)/(b) = {cold.seconds / evaluate.seconds:.2f}")
+    print(f"targets: (a) <= {1.2 * floor:.2f} s and < (b); (c) <= 3 s with 0 calls; (d) <= 30 ms")
 
 
 if __name__ == "__main__":

@@ -45,11 +45,6 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.models.wrapper import WrapperModel
 from pydantic_ai.settings import ModelSettings
 from pydantic_ai.tools import ToolDefinition
-from pydantic_evals.evaluators.llm_as_a_judge import (
-    _build_prompt,  # noqa: PLC2701  (LLMJudge's own prompt assembly)
-    _judge_input_output_expected_agent,  # noqa: PLC2701
-    _judge_output_agent,  # noqa: PLC2701
-)
 
 from .compile import CompiledRequest
 from .verdict import JudgeFailure, Usage, Verdict
@@ -64,7 +59,9 @@ class JudgeVerdict(BaseModel, populate_by_name=True):
     pass_: bool = Field(validation_alias="pass", serialization_alias="pass")
     score: float | None = None
     confidence: Literal["high", "medium", "low"] | None = None
-    uncertain: bool = Field(default=False, description="True when the case is ambiguous; implies pass = false.")
+    uncertain: bool = Field(
+        default=False, description="True when the case is ambiguous; implies pass = false."
+    )
 
 
 @dataclass(frozen=True)
@@ -88,6 +85,9 @@ class JudgeConfig:
 
 def user_prompt(request: CompiledRequest) -> str | Sequence[Any]:
     """LLMJudge's user prompt for ``request``."""
+    # pydantic-evals (0.2 s to import) is loaded on the first judge call, not for a cached run.
+    from pydantic_evals.evaluators.llm_as_a_judge import _build_prompt  # LLMJudge's own prompt assembly
+
     prompt, _ = _build_prompt(
         inputs=request.inputs,
         output=request.output,
@@ -98,6 +98,11 @@ def user_prompt(request: CompiledRequest) -> str | Sequence[Any]:
 
 
 def _agent(request: CompiledRequest) -> Any:
+    from pydantic_evals.evaluators.llm_as_a_judge import (
+        _judge_input_output_expected_agent,
+        _judge_output_agent,
+    )
+
     return _judge_input_output_expected_agent if request.expected_output is not None else _judge_output_agent
 
 
@@ -136,6 +141,7 @@ class RequestTemplate:
     request: ModelRequest
     settings: ModelSettings | None
     params: ModelRequestParameters
+    accepts_text: bool  # the model answers in text (native or prompted output), not a tool call
 
     def messages(self, prompt: str | Sequence[Any]) -> list[ModelMessage]:
         parts = [UserPromptPart(prompt) if isinstance(p, UserPromptPart) else p for p in self.request.parts]
@@ -167,7 +173,9 @@ async def capture_template(
         if len(first) == 1 and isinstance(first[0], ModelRequest):
             prompts = [p for p in first[0].parts if isinstance(p, UserPromptPart)]
             if len(prompts) == 1:
-                return RequestTemplate(first[0], captured.settings, captured.params)
+                _, resolved = model.prepare_request(captured.settings, captured.params)
+                accepts_text = resolved.output_mode in {"native", "prompted"}
+                return RequestTemplate(first[0], captured.settings, captured.params, accepts_text)
     return None
 
 
@@ -192,29 +200,39 @@ async def _judge(request: CompiledRequest, config: JudgeConfig) -> tuple[Verdict
         return await _run_agent(request, config, [])
     messages = template.messages(user_prompt(request))
     response = await config.model.request(messages, template.settings, template.params)
-    answer = _final_answer(response, template.params.output_tools)
-    if answer is None:
-        # Text, an invalid or extra tool call, a paused response: the agent takes the conversation
-        # from here exactly as it would have (validation feedback, bounded retries, resumption).
+    answer = _final_answer(response, template)
+    if answer is not None:
+        usage = response.usage
+        return _verdict(answer), Usage(1, usage.input_tokens or 0, usage.output_tokens or 0)
+    if response.state != "complete" or any(isinstance(p, ToolCallPart) for p in response.parts):
+        # An invalid or extra tool call, a paused response: the agent takes the conversation from
+        # here exactly as it would have (validation feedback, bounded retries, resumption).
         return await _run_agent(request, config, [*messages, response], first=response)
-    usage = response.usage
-    return _verdict(answer), Usage(1, usage.input_tokens or 0, usage.output_tokens or 0)
+    # A text answer where a tool call was due. The agent resumes such a turn as a new one, not
+    # with validation feedback, so it judges the case afresh (the discarded answer is counted).
+    return await _run_agent(request, config, [], first=response)
 
 
-def _final_answer(response: ModelResponse, output_tools: list[ToolDefinition]) -> JudgeVerdict | None:
-    """The verdict in a complete response holding one valid output-tool call, else None."""
+def _final_answer(response: ModelResponse, template: RequestTemplate) -> JudgeVerdict | None:
+    """The verdict of a complete response the agent would accept as it is, else None."""
     if response.state != "complete":
         return None
     calls = [p for p in response.parts if isinstance(p, ToolCallPart)]
-    if len(calls) != 1 or calls[0].tool_name not in {t.name for t in output_tools}:
-        return None
-    args = calls[0].args
     try:
-        if isinstance(args, str):
-            return JudgeVerdict.model_validate_json(args)
-        return JudgeVerdict.model_validate(args or {})
+        if calls:
+            if len(calls) != 1 or calls[0].tool_name not in {t.name for t in template.params.output_tools}:
+                return None
+            args = calls[0].args
+            if isinstance(args, str):
+                return JudgeVerdict.model_validate_json(args)
+            return JudgeVerdict.model_validate(args or {})
+        if template.accepts_text:
+            return JudgeVerdict.model_validate_json(
+                "".join(p.content for p in response.parts if isinstance(p, TextPart))
+            )
     except ValidationError:
         return None
+    return None
 
 
 async def _run_agent(
@@ -255,7 +273,9 @@ def classify(exc: BaseException) -> JudgeFailure:
         transient = status in {408, 409, 425, 429} or status >= 500
         kind = "rate-limited" if status == 429 else f"http-{status}"
         hint = {401: " (check the API key)", 403: " (access denied)", 400: " (bad request)"}.get(status, "")
-        return JudgeFailure(kind, f"HTTP {status} from {exc.model_name}{hint}: {exc.body}", transient, retry_after)
+        return JudgeFailure(
+            kind, f"HTTP {status} from {exc.model_name}{hint}: {exc.body}", transient, retry_after
+        )
     if isinstance(exc, ModelRateLimitError):
         return JudgeFailure("rate-limited", str(exc), True, retry_after)
     if isinstance(exc, ModelRequestRejectedError):
@@ -285,19 +305,24 @@ def _snapshot_answer(messages: list[ModelMessage], info: AgentInfo) -> ModelResp
 
 
 _SNAPSHOT_MODEL = FunctionModel(_snapshot_answer, model_name="snapshot")
-_SNAPSHOT_TEMPLATES: dict[tuple[str, str], RequestTemplate | None] = {}
+_SNAPSHOT_TEMPLATES: dict[tuple[str, str], tuple[RequestTemplate, list[str]] | None] = {}
 
 
 def render_messages(request: CompiledRequest) -> str:
     """The exact messages and output schema the judge model is sent, as readable text."""
     key = _template_key(request)
     if key not in _SNAPSHOT_TEMPLATES:
-        _SNAPSHOT_TEMPLATES[key] = asyncio.run(capture_template(request, _SNAPSHOT_MODEL, None))
-    template = _SNAPSHOT_TEMPLATES[key]
-    if template is None:
+        template = asyncio.run(capture_template(request, _SNAPSHOT_MODEL, None))
+        if template is None:
+            _SNAPSHOT_TEMPLATES[key] = None
+        else:
+            _, params = _SNAPSHOT_MODEL.prepare_request(template.settings, template.params)
+            _SNAPSHOT_TEMPLATES[key] = (template, _schema_lines(params.output_tools))
+    found = _SNAPSHOT_TEMPLATES[key]
+    if found is None:
         return _render_through_agent(request)
-    _, params = _SNAPSHOT_MODEL.prepare_request(template.settings, template.params)
-    return _format_request(template.messages(user_prompt(request)), params.output_tools)
+    template, schema = found
+    return _format_request(template.messages(user_prompt(request)), schema)
 
 
 def _render_through_agent(request: CompiledRequest) -> str:
@@ -311,24 +336,32 @@ def _render_through_agent(request: CompiledRequest) -> str:
     model = FunctionModel(capture, model_name="snapshot")
     prompt = user_prompt(request)
     asyncio.run(
-        _agent(request).run(prompt, model=model, output_type=JudgeVerdict, instructions=request.instructions or None)
+        _agent(request).run(
+            prompt, model=model, output_type=JudgeVerdict, instructions=request.instructions or None
+        )
     )
-    return _format_request(captured["messages"], captured["info"].output_tools)
+    return _format_request(captured["messages"], _schema_lines(captured["info"].output_tools))
 
 
-def _format_request(messages: list[ModelMessage], output_tools: list[ToolDefinition]) -> str:
+def _schema_lines(output_tools: list[ToolDefinition]) -> list[str]:
+    lines: list[str] = []
+    for tool in output_tools:
+        schema = json.dumps(tool.parameters_json_schema, indent=2, sort_keys=True)
+        lines += [f"=== output schema ({tool.name}) ===", schema]
+    return lines
+
+
+def _format_request(messages: list[ModelMessage], schema: list[str]) -> str:
     lines: list[str] = []
     for message in messages:
-        if getattr(message, "instructions", None):
-            lines += ["=== instructions ===", str(getattr(message, "instructions")).strip()]
+        if isinstance(message, ModelRequest) and message.instructions:
+            lines += ["=== instructions ===", message.instructions.strip()]
         for part in message.parts:
             kind = getattr(part, "part_kind", type(part).__name__)
             content = getattr(part, "content", "")
             text = content if isinstance(content, str) else json.dumps(content, default=str)
             lines += [f"=== {kind} ===", text.strip()]
-    for tool in output_tools:
-        lines += [f"=== output schema ({tool.name}) ===", json.dumps(tool.parameters_json_schema, indent=2, sort_keys=True)]
-    return "\n".join(lines) + "\n"
+    return "\n".join([*lines, *schema]) + "\n"
 
 
 class ModelConfigError(Exception):
@@ -348,12 +381,11 @@ def build_model(value: str | models.Model, base_url: str | None = None) -> model
     if isinstance(value, models.Model):
         return value
     if base_url:
-        from pydantic_ai.models.openai import OpenAIChatModel
-        from pydantic_ai.providers.openai import OpenAIProvider
+        from .local_server import openai_compatible_model
 
         name = value.split(":", 1)[1] if value.startswith("openai:") else value
-        key = os.environ.get("LLMJUDGE_API_KEY") or os.environ.get("OPENAI_API_KEY") or "not-needed"
-        return OpenAIChatModel(name, provider=OpenAIProvider(base_url=base_url, api_key=key))
+        key = os.environ.get("LLMJUDGE_API_KEY") or os.environ.get("OPENAI_API_KEY")
+        return openai_compatible_model(base_url, name, api_key=key)
     try:
         return models.infer_model(value)
     except Exception as exc:  # pydantic-ai raises UserError and provider-specific errors here

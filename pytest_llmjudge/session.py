@@ -79,6 +79,8 @@ class RunState:
     benchmark_files: set[str] = field(default_factory=set)
     collect_failures: set[str] = field(default_factory=set)
     _configs: dict[tuple[Any, ...], JudgeConfig] = field(default_factory=dict)
+    _local_servers: dict[str, Any] = field(default_factory=dict)
+    local_urls: dict[str, str] = field(default_factory=dict)
 
     # -- collection -------------------------------------------------------------------------
 
@@ -117,10 +119,31 @@ class RunState:
                 value = self.config.hook.pytest_llmjudge_model(config=self.config)
             if value is None:
                 raise LookupError("no judge model")
-            model = build_model(value, base_url)
             settings = model_settings(temperature, max_tokens, timeout)
-            self._configs[key] = JudgeConfig(model, model_label(model), settings)
+            if isinstance(value, str) and value.split(":", 1)[0] == "local":
+                model, label = self.local_model(value)
+            else:
+                model = build_model(value, base_url)
+                label = model_label(model)
+            self._configs[key] = JudgeConfig(model, label, settings)
         return self._configs[key]
+
+    def local_model(self, spec_string: str) -> tuple[Any, str]:
+        """A judge served by a llama.cpp server this session starts (or an xdist controller started)."""
+        from .local_server import LocalServerError, openai_compatible_model, server_for_session
+
+        if spec_string not in self._local_servers:
+            log = self.config.rootpath / ".llmjudge" / "local-server.log"
+            log.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                self._local_servers[spec_string] = server_for_session(
+                    spec_string, log_path=log, parallel=min(2, self.settings.concurrency)
+                )
+            except LocalServerError as exc:
+                raise pytest.UsageError(str(exc)) from None
+        server = self._local_servers[spec_string]
+        self.local_urls[server.model_name] = server.url
+        return openai_compatible_model(server.url, server.model_name), f"local:{server.model_name}"
 
     def schedule(self, items: list[Any]) -> None:
         """Start every judge call of ``items`` in the background; deterministic results now."""
@@ -193,7 +216,12 @@ class RunState:
             except CacheError as exc:
                 raise pytest.UsageError(f"--llmjudge-cache-path: {exc}") from None
             self.config.stash[_CACHE] = cache
-            self._scheduler().on_close(cache.close)
+
+            def close() -> None:
+                del self.config.stash[_CACHE]
+                cache.close()
+
+            self._scheduler().on_close(close)
         return self.config.stash[_CACHE]
 
     def _scheduler(self) -> Scheduler[Outcome]:
@@ -244,6 +272,9 @@ class RunState:
         if self.scheduler is not None:
             self.scheduler.close()
             self.scheduler = None
+        for server in self._local_servers.values():
+            server.stop()
+        self._local_servers.clear()
 
     # -- hooks ------------------------------------------------------------------------------
 
@@ -380,6 +411,8 @@ class RunState:
         s = self.stats
         write("")
         write(s.line())
+        for name, url in self.local_urls.items():
+            write(f"local judge {name} served at {url} for this session (stopped)")
         review = [r for r in self.records if r.uncertain]
         if review:
             write(f"needs human review ({len(review)}, listed in {self.settings.review_file}):", yellow=True)

@@ -1,0 +1,348 @@
+"""The scheduler: bounded concurrency, order, cancellation; and how a run uses it (pytester)."""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from pytest_llmjudge.scheduler import Progress, RatePacer, Scheduler, Slots
+
+# -- the scheduler on its own ---------------------------------------------------------------
+
+
+def test_in_flight_never_exceeds_the_bound() -> None:
+    scheduler: Scheduler[int] = Scheduler(concurrency=3)
+    current = peak = 0
+
+    def job(number: int):  # type: ignore[no-untyped-def]
+        async def run(slots: Slots) -> int:
+            nonlocal current, peak
+            async with slots.hold():
+                current += 1
+                peak = max(peak, current)
+                await asyncio.sleep(0.005)
+                current -= 1
+            return number
+
+        return run
+
+    scheduler.start((f"k{n}", job(n)) for n in range(20))
+    try:
+        assert [scheduler.result(f"k{n}") for n in range(20)] == list(range(20))
+    finally:
+        scheduler.close()
+    assert peak == 3
+    assert scheduler.progress.max_in_flight == 3
+    assert (scheduler.progress.done, scheduler.progress.in_flight, scheduler.progress.queued) == (20, 0, 0)
+
+
+def test_jobs_take_slots_in_the_order_they_were_scheduled() -> None:
+    scheduler: Scheduler[None] = Scheduler(concurrency=1)
+    started: list[int] = []
+
+    def job(number: int):  # type: ignore[no-untyped-def]
+        async def run(slots: Slots) -> None:
+            async with slots.hold():
+                started.append(number)
+                await asyncio.sleep(0)
+
+        return run
+
+    scheduler.start((f"k{n}", job(n)) for n in range(10))
+    scheduler.start((f"k{n}", job(n)) for n in range(10, 15))
+    try:
+        for n in range(15):
+            scheduler.result(f"k{n}")
+    finally:
+        scheduler.close()
+    assert started == list(range(15))
+
+
+def test_a_key_is_scheduled_once() -> None:
+    scheduler: Scheduler[str] = Scheduler(concurrency=4)
+    runs: list[str] = []
+
+    def job(label: str):  # type: ignore[no-untyped-def]
+        async def run(slots: Slots) -> str:
+            runs.append(label)
+            return label
+
+        return run
+
+    scheduler.start([("same", job("first"))])
+    scheduler.start([("same", job("second"))])
+    try:
+        assert scheduler.result("same") == "first"
+    finally:
+        scheduler.close()
+    assert runs == ["first"]
+
+
+def test_result_reraises_what_the_job_raised() -> None:
+    scheduler: Scheduler[None] = Scheduler(concurrency=1)
+
+    async def broken(slots: Slots) -> None:
+        raise ValueError("no verdict")
+
+    scheduler.start([("k", broken)])
+    try:
+        with pytest.raises(ValueError, match="no verdict"):
+            scheduler.result("k")
+    finally:
+        scheduler.close()
+
+
+def test_cancel_pending_stops_running_and_queued_jobs_quickly() -> None:
+    scheduler: Scheduler[None] = Scheduler(concurrency=2)
+    started: list[int] = []
+    cleaned: list[int] = []
+
+    def job(number: int):  # type: ignore[no-untyped-def]
+        async def run(slots: Slots) -> None:
+            async with slots.hold():
+                started.append(number)
+                try:
+                    await asyncio.sleep(30)
+                finally:
+                    cleaned.append(number)
+
+        return run
+
+    scheduler.start((f"k{n}", job(n)) for n in range(10))
+    deadline = time.monotonic() + 5
+    while len(started) < 2 and time.monotonic() < deadline:
+        time.sleep(0.005)
+    began = time.monotonic()
+    assert scheduler.cancel_pending() == 10
+    scheduler.close()
+    assert time.monotonic() - began < 2
+    assert sorted(started) == [0, 1]
+    assert sorted(cleaned) == [0, 1]  # running jobs unwound (their finally blocks ran)
+    with pytest.raises(concurrent.futures.CancelledError):
+        scheduler.result("k5")
+
+
+def test_close_runs_finalizers_once_the_loop_has_stopped() -> None:
+    scheduler: Scheduler[int] = Scheduler(concurrency=1)
+    events: list[str] = []
+
+    async def job(slots: Slots) -> int:
+        events.append(f"job in {threading.current_thread().name}")
+        return 1
+
+    scheduler.on_close(lambda: events.append(f"finalizer in {threading.current_thread().name}"))
+    scheduler.start([("k", job)])
+    assert scheduler.result("k") == 1
+    scheduler.close()
+    scheduler.close()
+    assert events == ["job in llmjudge-scheduler", f"finalizer in {threading.current_thread().name}"]
+
+
+def test_tally_counts_what_finished_jobs_return() -> None:
+    def tally(result: str, progress: Progress) -> None:
+        progress.errors += result == "error"
+
+    scheduler: Scheduler[str] = Scheduler(concurrency=2, tally=tally)
+
+    def job(result: str):  # type: ignore[no-untyped-def]
+        async def run(slots: Slots) -> str:
+            return result
+
+        return run
+
+    scheduler.start([("a", job("ok")), ("b", job("error")), ("c", job("error"))])
+    try:
+        for key in "abc":
+            scheduler.result(key)
+    finally:
+        scheduler.close()
+    assert (scheduler.progress.total, scheduler.progress.done, scheduler.progress.errors) == (3, 3, 2)
+
+
+def test_rate_pacer_spaces_request_starts() -> None:
+    now = [100.0]
+    pacer = RatePacer(rpm=60, clock=lambda: now[0])
+    assert [pacer.delay() for _ in range(3)] == [0.0, 1.0, 2.0]
+    now[0] += 10
+    assert pacer.delay() == 0.0
+
+
+def test_back_off_holds_every_request_start() -> None:
+    now = [0.0]
+    pacer = RatePacer(rpm=None, clock=lambda: now[0])
+    assert pacer.delay() == 0.0
+    pacer.pause(2.5)
+    assert pacer.delay() == 2.5
+    assert pacer.delay() == 2.5  # not just the call that was told
+    now[0] = 3.0
+    assert pacer.delay() == 0.0
+
+
+# -- in a pytest run --------------------------------------------------------------------------
+
+# A judge that sleeps as long as the case asks ("SLEEP 0.05"), fails cases marked FAIL, logs each
+# call and the most calls it ever had in flight at once.
+SLEEPY_CONFTEST = """
+import asyncio
+import re
+from pathlib import Path
+
+import pydantic_ai.models
+from pydantic_ai.messages import ModelResponse, ToolCallPart
+from pydantic_ai.models.function import FunctionModel
+
+pydantic_ai.models.ALLOW_MODEL_REQUESTS = False
+HERE = Path(__file__).parent
+STATE = {"now": 0, "peak": 0}
+
+
+async def judge(messages, info):
+    texts = [getattr(p, "content", None) for m in messages for p in m.parts]
+    prompt = "".join(t for t in texts if isinstance(t, str))
+    output = re.search(r"<Output>\\n(.*?)\\n</Output>", prompt, re.S).group(1)
+    with (HERE / "calls.log").open("a") as log:
+        log.write(output + "\\n")
+    STATE["now"] += 1
+    STATE["peak"] = max(STATE["peak"], STATE["now"])
+    (HERE / "peak.txt").write_text(str(STATE["peak"]))
+    try:
+        found = re.search(r"SLEEP ([0-9.]+)", output)
+        await asyncio.sleep(float(found.group(1)) if found else 0)
+    finally:
+        STATE["now"] -= 1
+    args = {"pass": "FAIL" not in output, "reason": "judged on the candidate output"}
+    return ModelResponse(parts=[ToolCallPart(info.output_tools[0].name, args)])
+
+
+def pytest_llmjudge_model(config):
+    return FunctionModel(judge, model_name="sleepy")
+"""
+
+
+def sleepy_project(pytester: pytest.Pytester, outputs: list[str], code: str = "B-SLEEP") -> None:
+    pytester.makeini("[pytest]\n")
+    pytester.makeconftest(SLEEPY_CONFTEST)
+    cases = "\n".join(
+        f"  - id: c{i:02d}\n    candidate_output: {output!r}" for i, output in enumerate(outputs)
+    )
+    head = (
+        f"code: {code}\nthreshold: 1.0\nconcept: The output is fine.\n"
+        "inclusion_criteria: Apply always. Flag if it is not.\n"
+    )
+    (pytester.path / "benchmarks").mkdir(exist_ok=True)
+    (pytester.path / "benchmarks" / f"{code}.yaml").write_text(f"{head}cases:\n{cases}\n")
+
+
+def calls(pytester: pytest.Pytester) -> list[str]:
+    log = pytester.path / "calls.log"
+    return log.read_text().splitlines() if log.exists() else []
+
+
+def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
+    return pytester.runpytest("-p", "no:syrupy", "-p", "no:cacheprovider", "--llmjudge-cache=off", *args)
+
+
+def test_a_run_keeps_at_most_concurrency_calls_in_flight(pytester: pytest.Pytester) -> None:
+    sleepy_project(pytester, ["SLEEP 0.02"] * 12)
+    result = run(pytester, "--llmjudge-concurrency=3")
+    result.assert_outcomes(passed=13)
+    assert (pytester.path / "peak.txt").read_text() == "3"
+
+
+def test_all_calls_start_at_once_and_results_are_reported_in_collection_order(
+    pytester: pytest.Pytester,
+) -> None:
+    # Earlier cases take longer, so verdicts arrive in reverse; pytest still reports in order.
+    outputs = [f"SLEEP {0.02 * (8 - i):.2f}" for i in range(8)]
+    sleepy_project(pytester, outputs)
+    result = run(pytester, "-v", "--llmjudge-concurrency=16")
+    result.assert_outcomes(passed=9)
+    result.stdout.fnmatch_lines([f"*::B-SLEEP::c{i:02d} PASSED*" for i in range(8)], consecutive=True)
+    assert (pytester.path / "peak.txt").read_text() == "8"  # all in flight together
+
+
+@pytest.mark.parametrize("option", ["-x", "--maxfail=2"])
+def test_exitfirst_and_maxfail_cancel_pending_calls(pytester: pytest.Pytester, option: str) -> None:
+    sleepy_project(pytester, ["FAIL", "FAIL"] + ["SLEEP 0.5"] * 18)
+    began = time.monotonic()
+    result = run(pytester, option, "--llmjudge-concurrency=3")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(["*stopping after * failure*"])
+    assert len(calls(pytester)) <= 5  # the 15 calls that had not started never do
+    assert time.monotonic() - began < 3
+
+
+def test_ctrl_c_cancels_pending_calls_and_exits_cleanly(pytester: pytest.Pytester) -> None:
+    sleepy_project(pytester, ["SLEEP 0.05"] + ["SLEEP 30"] * 9)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_XDIST")}
+    command = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "-p",
+        "no:syrupy",
+        "-p",
+        "no:cacheprovider",
+        "--llmjudge-concurrency=4",
+    ]
+    process = subprocess.Popen(
+        command, cwd=pytester.path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
+    )
+    deadline = time.monotonic() + 20
+    while len(calls(pytester)) < 5 and time.monotonic() < deadline:
+        time.sleep(0.02)  # the first case's verdict is in, four calls are in flight, five queued
+    began = time.monotonic()
+    process.send_signal(signal.SIGINT)
+    output, _ = process.communicate(timeout=15)
+    text = output.decode()
+    assert time.monotonic() - began < 6, text
+    assert process.returncode == pytest.ExitCode.INTERRUPTED, text
+    assert "KeyboardInterrupt" in text
+    assert "Exception in thread" not in text and "Task was destroyed" not in text, text
+    assert len(calls(pytester)) == 5  # nothing new started after Ctrl-C
+
+
+def test_a_session_without_benchmarks_never_imports_pydantic_ai(pytester: pytest.Pytester) -> None:
+    pytester.makeini("[pytest]\n")
+    pytester.makeconftest(
+        """
+        import sys
+        from pathlib import Path
+
+        def pytest_unconfigure(config):
+            heavy = [m for m in ("pydantic_ai", "pydantic_evals") if m in sys.modules]
+            Path("heavy.txt").write_text(",".join(heavy) or "none")
+        """
+    )
+    pytester.makepyfile(test_plain="def test_plain():\n    assert True\n")
+    (pytester.path / "benchmarks").mkdir()
+    (pytester.path / "benchmarks" / "notes.md").write_text("not a benchmark\n")
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-p", "llmjudge")
+    result.assert_outcomes(passed=1)
+    assert (pytester.path / "heavy.txt").read_text() == "none"
+
+
+def test_plugin_import_stays_light() -> None:
+    """The plugin module loads in every pytest run: no pydantic, YAML or Jinja at import time."""
+    code = textwrap.dedent(
+        """
+        import sys
+        import pytest_llmjudge.plugin
+        heavy = ("pydantic", "pydantic_ai", "pydantic_evals", "yaml", "jinja2", "sqlite3")
+        print(",".join(m for m in heavy if m in sys.modules) or "none")
+        """
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=Path.cwd()
+    )
+    assert done.stdout.strip() == "none"
