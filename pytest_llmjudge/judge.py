@@ -192,6 +192,8 @@ async def judge_once(request: CompiledRequest, config: JudgeConfig) -> tuple[Ver
 
 
 async def _judge(request: CompiledRequest, config: JudgeConfig) -> tuple[Verdict, Usage]:
+    if request.prompt_style != "no_reasoning":
+        return await _judge_text(request, config)
     key = _template_key(request)
     if key not in config.templates:
         config.templates[key] = await capture_template(request, config.model, config.settings)
@@ -233,6 +235,29 @@ def _final_answer(response: ModelResponse, template: RequestTemplate) -> JudgeVe
     except ValidationError:
         return None
     return None
+
+
+async def _judge_text(request: CompiledRequest, config: JudgeConfig) -> tuple[Verdict, Usage]:
+    """Chain-of-thought styles: the judge reasons in text and the verdict is read from it."""
+    from .verdict_text import parse_verdict
+
+    result = await _agent(request).run(
+        user_prompt(request),
+        model=config.model,
+        model_settings=config.settings,
+        output_type=str,
+        instructions=request.instructions or None,
+    )
+    finish = getattr(result.response, "finish_reason", None)
+    parsed = parse_verdict(result.output, finish_reason=finish)
+    if parsed.verdict is None:
+        error = parsed.error
+        kind = error.type if error else "format_error"
+        # A reply cut off at the token limit will be cut off again: only unreadable ones retry.
+        raise JudgeFailure(kind, error.message if error else "no verdict in the answer", kind != "truncation")
+    usage = result.usage
+    verdict = replace(parsed.verdict, format=parsed.format or "")
+    return verdict, Usage(usage.requests, usage.input_tokens or 0, usage.output_tokens or 0)
 
 
 async def _run_agent(
@@ -310,6 +335,8 @@ _SNAPSHOT_TEMPLATES: dict[tuple[str, str], tuple[RequestTemplate, list[str]] | N
 
 def render_messages(request: CompiledRequest) -> str:
     """The exact messages and output schema the judge model is sent, as readable text."""
+    if request.prompt_style != "no_reasoning":
+        return _render_through_agent(request)  # text answers: no output schema
     key = _template_key(request)
     if key not in _SNAPSHOT_TEMPLATES:
         template = asyncio.run(capture_template(request, _SNAPSHOT_MODEL, None))
@@ -337,7 +364,10 @@ def _render_through_agent(request: CompiledRequest) -> str:
     prompt = user_prompt(request)
     asyncio.run(
         _agent(request).run(
-            prompt, model=model, output_type=JudgeVerdict, instructions=request.instructions or None
+            prompt,
+            model=model,
+            output_type=JudgeVerdict if request.prompt_style == "no_reasoning" else str,
+            instructions=request.instructions or None,
         )
     )
     return _format_request(captured["messages"], _schema_lines(captured["info"].output_tools))

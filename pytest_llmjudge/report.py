@@ -56,6 +56,8 @@ def failure_text(
         f"score: {verdict.score:g}" if verdict.score is not None else "",
         f"confidence: {verdict.confidence}" if verdict.confidence else "",
     ]
+    if verdict.format:
+        extras.append(f"read from {verdict.format} text")
     lines += ["   ".join([head, *[e for e in extras if e]]), f"reason: {verdict.reason}", model]
     if outcome.cached:
         lines[-1] += "   (cached verdict)"

@@ -17,6 +17,7 @@ class Verdict:
     score: float | None = None
     confidence: Confidence | None = None
     uncertain: bool = False
+    format: str = ""  # how a text answer was read (json, fenced_json, yaml, …); "" for structured output
 
     @property
     def effective_pass(self) -> bool:
@@ -30,6 +31,7 @@ class Verdict:
             "score": self.score,
             "confidence": self.confidence,
             "uncertain": self.uncertain,
+            "format": self.format,
         }
 
     @classmethod
@@ -40,6 +42,7 @@ class Verdict:
             score=data.get("score"),
             confidence=data.get("confidence"),
             uncertain=bool(data.get("uncertain", False)),
+            format=str(data.get("format", "")),
         )
 
 

@@ -53,6 +53,11 @@ async def judge(messages, info):
     }
     if directive == "UNCERTAIN":
         args["uncertain"] = True
+    if not info.output_tools:  # chain-of-thought styles answer in text
+        if "GARBAGE" in prompt:
+            return ModelResponse(parts=[TextPart("<think>hmm, hard to say")])
+        reasoning = "<reasoning>\\nThe output is checked against the ground truth.\\n</reasoning>\\n"
+        return ModelResponse(parts=[TextPart(reasoning + json.dumps(args))])
     return ModelResponse(parts=[ToolCallPart(info.output_tools[0].name, args)])
 
 def pytest_llmjudge_model(config):
@@ -366,3 +371,18 @@ def test_model_selection_precedence(
     run(pytester, *args)
     # Model requests are blocked, so the case errors, but it names the model that was chosen.
     assert properties(junit(pytester)["c0"])["llmjudge_model"] == expected
+
+
+@pytest.mark.parametrize("style", ["short_cot", "long_cot"])
+def test_chain_of_thought_styles_read_the_verdict_from_text(project: pytest.Pytester, style: str) -> None:
+    write(project, {"benchmarks/B1.yaml": bench("B1", ["PASS", "FAIL"], threshold=0.5)})
+    result = run(project, f"--llmjudge-prompt-style={style}")
+    result.assert_outcomes(passed=2, failed=1)
+    assert "verdict: FAIL   score: 0   read from json text" in result.stdout.str()
+
+
+def test_unreadable_text_verdict_is_an_error_naming_the_cause(project: pytest.Pytester) -> None:
+    write(project, {"benchmarks/B1.yaml": bench("B1", ["PASS", "GARBAGE"], threshold=0.5)})
+    result = run(project, "--llmjudge-prompt-style=short_cot")
+    result.assert_outcomes(passed=2, errors=1)
+    assert "judge ERROR (" in result.stdout.str()

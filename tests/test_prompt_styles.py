@@ -1,0 +1,23 @@
+"""Each prompt style's compiled request, exactly as the judge model receives it (syrupy)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from syrupy.assertion import SnapshotAssertion
+
+from pytest_llmjudge.collect import load_sections
+from pytest_llmjudge.compile import STYLES, compile_case
+from pytest_llmjudge.judge import render_messages
+from pytest_llmjudge.spec import load_benchmark
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+@pytest.mark.parametrize("style", STYLES)
+def test_compiled_request_per_style(style: str, snapshot: SnapshotAssertion) -> None:
+    path = REPO / "benchmarks/a-component/A-NEG1.yaml"
+    benchmark = load_benchmark(path, "benchmarks/a-component/A-NEG1.yaml", REPO)
+    request = compile_case(benchmark, load_sections(benchmark, REPO), benchmark.cases[2], style)
+    assert render_messages(request) == snapshot
