@@ -7,11 +7,13 @@ sleeps L seconds (``asyncio.sleep``) and passes the case, then measures:
     pytest process (start-up, pydantic-ai import, collection, judging, exit), and its run
     phase (end of collection to the last verdict), against the floor ceil(N/C)·L;
 (b) pydantic-evals ``Dataset.evaluate`` with ``LLMJudge`` on the same model, cases and
-    ``max_concurrency=C``: wall time of the ``evaluate`` call alone (imports not counted);
+    ``max_concurrency=C``: wall time of the whole script, and of the ``evaluate`` call alone;
 (c) the same ``pytest benchmarks`` again, every verdict cached: wall time and model calls,
     with the compiled-prompt snapshots checked (syrupy on, as users run it) and without;
 (d) start-up time the plugin adds to a pytest run that collects no benchmark: median over
-    interleaved pairs of runs with the plugin and with ``-p no:llmjudge``.
+    interleaved pairs of runs with the plugin and with ``-p no:llmjudge``;
+(e) for reference, ``pytest`` on one cached case of the suite: the fixed cost of a run
+    (Python, pytest and pydantic-ai start-up, exit) that (a) and (c) include.
 
     python bench/throughput.py [--cases 1000] [--latency 0.25] [--concurrency 32]
 """
@@ -156,6 +158,8 @@ print(json.dumps({"seconds": elapsed, "calls": CALLS[0], "cases": len(report.cas
 
 @dataclass(frozen=True)
 class Run:
+    """Wall time of a whole process, its model calls, and the part of it spent judging."""
+
     seconds: float
     calls: int
     run_phase: float = 0.0
@@ -228,13 +232,15 @@ def run_evaluate(root: Path, env: dict[str, str], concurrency: int) -> Run:
     script.write_text(EVALUATE)
     rubric = root / "evaluators" / "negation_prompt.md"
     command = [sys.executable, str(script), str(root / "cases.jsonl"), str(rubric), str(concurrency)]
+    start = time.perf_counter()
     done = subprocess.run(command, cwd=root, env=env, capture_output=True, text=True, check=False)
+    process = time.perf_counter() - start
     if done.returncode:
         raise SystemExit(f"Dataset.evaluate failed:\n{done.stderr[-4000:]}")
     result = json.loads(done.stdout.strip().splitlines()[-1])
     if result["failures"]:
         raise SystemExit(f"Dataset.evaluate: {result['failures']} evaluation(s) failed")
-    return Run(float(result["seconds"]), int(result["calls"]))
+    return Run(process, int(result["calls"]), float(result["seconds"]))
 
 
 def startup_added(root: Path, env: dict[str, str], pairs: int) -> tuple[float, float, float]:
@@ -276,18 +282,23 @@ def main() -> None:
         evaluate = run_evaluate(root, env, args.concurrency)
         cached = [run_pytest(root, env, *judged) for _ in range(args.cached_runs)]
         bare = [run_pytest(root, env, *judged, "-p", "no:syrupy") for _ in range(args.cached_runs)]
+        one = root / "benchmarks" / "B-0000.yaml::B-0000::case-00000"
+        fixed = [run_pytest(root, env, str(one.relative_to(root))) for _ in range(args.cached_runs)]
         without, with_plugin, added = startup_added(root, env, args.startup_pairs)
 
     cached_s = statistics.median(r.seconds for r in cached)
     bare_s = statistics.median(r.seconds for r in bare)
     cached_calls = sum(r.calls for r in cached) + sum(r.calls for r in bare)
+    fixed_s = statistics.median(r.seconds for r in fixed)
     rows = [
         ("floor ceil(N/C)*L", floor, ""),
         ("(a) pytest benchmarks, empty cache", cold.seconds, f"{cold.calls} model calls"),
         ("    run phase: collected -> last verdict", cold.run_phase, ""),
-        ("(b) Dataset.evaluate + LLMJudge", evaluate.seconds, f"{evaluate.calls} model calls"),
+        ("(b) Dataset.evaluate + LLMJudge, process", evaluate.seconds, f"{evaluate.calls} model calls"),
+        ("    the evaluate() call alone", evaluate.run_phase, "imports, start-up and exit not counted"),
         ("(c) pytest benchmarks, all cached", cached_s, f"median of {len(cached)}"),
         ("    the same with -p no:syrupy", bare_s, f"median of {len(bare)}; {cached_calls} calls in all (c)"),
+        ("(e) pytest on one cached case", fixed_s, "start-up (pytest, pydantic-ai) and exit"),
     ]
     print(
         f"N={args.cases} cases, L={args.latency:g} s, C={args.concurrency}; {os.cpu_count()} CPUs, "
@@ -302,7 +313,10 @@ def main() -> None:
     print(f"{'    plugin on':<42}{with_plugin:>9.3f}  {'':>7}  {pairs}")
     print(f"{'    start-up added (paired median)':<42}{added * 1000:>7.0f}ms")
     print()
-    print(f"(a)/(b) = {cold.seconds / evaluate.seconds:.2f}")
+    print(
+        f"(a)/(b): whole processes {cold.seconds / evaluate.seconds:.2f}, "
+        f"run phase / evaluate() call {cold.run_phase / evaluate.run_phase:.2f}"
+    )
     print(f"targets: (a) <= {1.2 * floor:.2f} s and < (b); (c) <= 3 s with 0 calls; (d) <= 30 ms")
 
 

@@ -62,7 +62,7 @@ class CachedVerdict:
 class CacheStats:
     path: str
     entries: int
-    bytes: int
+    size: int
     oldest: float | None
     newest: float | None
     models: tuple[tuple[str, int], ...]
@@ -91,12 +91,31 @@ class VerdictCache:
             self._db = sqlite3.connect(
                 path, timeout=busy_timeout, isolation_level=None, check_same_thread=False
             )
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("PRAGMA synchronous=NORMAL")
-            self._db.executescript(_SCHEMA)
-            self._check_format()
+            self._initialise(time.monotonic() + busy_timeout)
         except sqlite3.DatabaseError as exc:
             raise CacheError(f"{path}: not a usable verdict cache ({exc})") from None
+
+    def _initialise(self, deadline: float) -> None:
+        # Switching a new file to WAL reports "database is locked" at once, without waiting, while
+        # another process (an xdist worker) does the same: wait for it like for any other lock.
+        pause = 0.005
+        while True:
+            try:
+                self._db.execute("PRAGMA journal_mode=WAL")
+                self._db.execute("PRAGMA synchronous=NORMAL")
+                self._db.executescript(_SCHEMA)
+                self._check_format()
+                return
+            except sqlite3.OperationalError as exc:
+                transient = "locked" in str(exc) or "busy" in str(exc)
+                if not transient or time.monotonic() > deadline:
+                    self._db.close()
+                    raise
+                time.sleep(pause)
+                pause = min(pause * 2, 0.2)
+            except CacheError:
+                self._db.close()
+                raise
 
     def _check_format(self) -> None:
         row = self._db.execute("SELECT value FROM meta WHERE name = 'format'").fetchone()

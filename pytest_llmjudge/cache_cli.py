@@ -81,7 +81,7 @@ def stats_lines(stats: CacheStats, now: float | None = None) -> list[str]:
     """``llmjudge cache stats`` output."""
     lines = [
         f"cache: {stats.path}",
-        f"entries: {stats.entries} verdict(s) from {stats.benchmarks} benchmark(s), {_size(stats.bytes)}",
+        f"entries: {stats.entries} verdict(s) from {stats.benchmarks} benchmark(s), {_size(stats.size)}",
     ]
     if stats.oldest is not None and stats.newest is not None:
         current = time.time() if now is None else now

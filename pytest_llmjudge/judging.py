@@ -114,9 +114,9 @@ async def judge_case(
         if hit is not None:
             return Outcome(hit.verdict, None, hit.model, True, 0)
     if mode == "replay":
-        where = "in the cache" if cache is not None else "(no cache file)"
+        where = f" in {cache.path}" if cache is not None else ""
         message = (
-            f"{job.benchmark}::{job.case_id}: no cached verdict {where} for this request and model "
+            f"{job.benchmark}::{job.case_id}: no cached verdict{where} for this request and model "
             f"{job.model_name}; replay mode makes no model calls. Record one with --llmjudge-cache=use."
         )
         return Outcome(None, JudgeFailure("cache-miss", message), job.model_name, False, 0)

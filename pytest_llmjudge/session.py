@@ -49,6 +49,7 @@ class Stats:
     output_tokens: int = 0
     judged: int = 0
     errors: int = 0
+    cache_write_errors: list[str] = field(default_factory=list)
 
     def line(self) -> str:
         """The summary's judge line: verdicts, model calls, cache hits, retries, errors, tokens."""
@@ -57,8 +58,12 @@ class Stats:
             f"{self.retries} retr{'y' if self.retries == 1 else 'ies'}, {self.errors} error(s)"
         )
         if self.input_tokens or self.output_tokens:
-            return f"{text}, tokens in/out {self.input_tokens}/{self.output_tokens}"
-        return f"{text}, tokens not reported" if self.calls else text
+            text += f", tokens in/out {self.input_tokens}/{self.output_tokens}"
+        elif self.calls:
+            text += ", tokens not reported"
+        if self.cache_write_errors:
+            text += f"; {len(self.cache_write_errors)} cache write(s) failed: {self.cache_write_errors[0]}"
+        return text
 
 
 @dataclass(eq=False)  # registered as a pytest plugin, so it must stay hashable
@@ -153,6 +158,8 @@ class RunState:
         from .judge import ModelConfigError
 
         cases = [i for i in items if isinstance(i, CaseItem) and i.nodeid not in self.outcomes]
+        if self.scheduler is not None:  # under xdist every item asks again for the whole queue
+            cases = [i for i in cases if not self.scheduler.has(i.nodeid)]
         if not cases:
             return
         needs_judge = []
@@ -220,6 +227,7 @@ class RunState:
             def close() -> None:
                 del self.config.stash[_CACHE]
                 cache.close()
+                self.stats.cache_write_errors += cache.write_errors
 
             self._scheduler().on_close(close)
         return self.config.stash[_CACHE]
@@ -488,11 +496,11 @@ def _junit_properties(record: CaseRecord) -> list[tuple[str, str]]:
 
 def _queued_on_worker(config: pytest.Config, session: pytest.Session) -> list[pytest.Item]:
     """Items already sent to this xdist worker, so their judge calls start ahead of time."""
-    interactor = config.pluginmanager.get_plugin("workerinteractor")
-    queue = getattr(interactor, "torun", None)
-    if queue is None:
+    # xdist registers its WorkerInteractor without a name: find it by its queue.
+    interactor = next((p for p in config.pluginmanager.get_plugins() if hasattr(p, "torun")), None)
+    if interactor is None:
         return []
-    with queue.lock() as pending:
+    with interactor.torun.lock() as pending:
         indices = [i for i in pending if isinstance(i, int)]
     return [session.items[i] for i in indices]
 

@@ -100,26 +100,33 @@ def test_prune_removes_entries_unused_for_days(tmp_path: Path) -> None:
     cache.close()
 
 
-def test_two_processes_share_one_cache(tmp_path: Path) -> None:
-    path = tmp_path / "c.sqlite"
+def test_processes_create_and_share_one_cache(tmp_path: Path) -> None:
+    # Like xdist workers: they open a cache that does not exist yet at the same moment, then write.
     script = textwrap.dedent(
-        f"""
-        import sys
+        """
+        import sys, time
         from pathlib import Path
         from pytest_llmjudge.cache import VerdictCache
         from pytest_llmjudge.verdict import Usage, Verdict
-        cache = VerdictCache(Path({str(path)!r}))
-        for n in range(200):
-            cache.put(f"{{sys.argv[1]}}-{{n}}", Verdict(True, "ok"), "m", Usage(), "B", str(n))
-            assert cache.get(f"{{sys.argv[1]}}-{{n}}") is not None
+        path, name, start = Path(sys.argv[1]), sys.argv[2], float(sys.argv[3])
+        while time.time() < start:
+            pass
+        cache = VerdictCache(path)
+        for n in range(100):
+            cache.put(f"{name}-{n}", Verdict(True, "ok"), "m", Usage(), "B", str(n))
+            assert cache.get(f"{name}-{n}") is not None
         cache.close()
         """
     )
-    workers = [subprocess.Popen([sys.executable, "-c", script, name]) for name in ("gw0", "gw1", "gw2")]
-    assert [w.wait(timeout=60) for w in workers] == [0, 0, 0]
-    cache = VerdictCache(path)
-    assert cache.stats().entries == 600
-    cache.close()
+    for round_ in range(3):
+        path = tmp_path / f"round{round_}" / "c.sqlite"
+        start = str(time.time() + 0.5)
+        names = ("gw0", "gw1", "gw2")
+        workers = [subprocess.Popen([sys.executable, "-c", script, str(path), name, start]) for name in names]
+        assert [w.wait(timeout=60) for w in workers] == [0, 0, 0]
+        cache = VerdictCache(path)
+        assert cache.stats().entries == 300
+        cache.close()
 
 
 def test_a_process_killed_mid_write_leaves_a_valid_cache(tmp_path: Path) -> None:

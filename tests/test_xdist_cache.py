@@ -12,6 +12,7 @@ pytest.importorskip("xdist")
 # Each call appends one short line (one write in append mode, so lines from the two worker
 # processes never interleave) naming the case it judged.
 CONFTEST = """
+import asyncio
 import os
 import re
 
@@ -23,6 +24,9 @@ pydantic_ai.models.ALLOW_MODEL_REQUESTS = False
 LOG = os.path.join(os.path.dirname(__file__), "calls.log")
 
 
+STATE = {"now": 0, "peak": 0}
+
+
 async def judge(messages, info):
     texts = [getattr(p, "content", None) for m in messages for p in m.parts]
     prompt = "".join(t for t in texts if isinstance(t, str))
@@ -30,11 +34,22 @@ async def judge(messages, info):
     fd = os.open(LOG, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
     os.write(fd, f"{case} {os.environ.get('PYTEST_XDIST_WORKER', 'main')}\\n".encode())
     os.close(fd)
+    STATE["now"] += 1
+    STATE["peak"] = max(STATE["peak"], STATE["now"])
+    await asyncio.sleep(0.05)
+    STATE["now"] -= 1
     return ModelResponse(parts=[ToolCallPart(info.output_tools[0].name, {"pass": True, "reason": "fine"})])
 
 
 def pytest_llmjudge_model(config):
     return FunctionModel(judge, model_name="shared-judge")
+
+
+def pytest_unconfigure(config):
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    if worker:
+        with open(os.path.join(os.path.dirname(__file__), f"peak-{worker}.txt"), "w") as out:
+            out.write(str(STATE["peak"]))
 """
 
 
@@ -71,6 +86,8 @@ def test_two_workers_share_one_cache_and_judge_every_case_exactly_once(pytester:
     first = calls(pytester)
     assert sorted(Counter(case for case, _ in first).values()) == [1] * cases  # every case, once
     assert {worker for _, worker in first} == {"gw0", "gw1"}  # both workers judged
+    peaks = [int((pytester.path / f"peak-{w}.txt").read_text()) for w in ("gw0", "gw1")]
+    assert max(peaks) > 1  # a worker judges the items queued for it ahead, not one by one
     result.stdout.fnmatch_lines([f"judge: {cases} verdict(s), {cases} model call(s), 0 cache hit(s)*"])
     with sqlite3.connect(pytester.path / ".llmjudge" / "cache.sqlite") as db:
         assert db.execute("SELECT COUNT(*) FROM verdicts").fetchone()[0] == cases
