@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 EPSILON = 1e-9
@@ -162,3 +163,30 @@ def rubric_gate(
     status = "pass" if score + EPSILON >= threshold else "fail"
     detail = "" if status == "pass" else f"score {score:.3f} below {threshold:g}"
     return RubricGate(code, label, method, score, threshold, status, detail)
+
+
+def rubric_gates(
+    folder: Path, root: Path, benchmarks: list[BenchmarkGate]
+) -> tuple[list[RubricGate], list[str]]:
+    """Gates of the rubric files in ``folder`` whose benchmarks ran, and rubric-file errors."""
+    from .errors import SpecError
+    from .spec import load_rubric
+
+    if not folder.is_dir():
+        return [], []
+    by_code = {g.code: g for g in benchmarks}
+    results, errors = [], []
+    for path in sorted(folder.rglob("*.y*ml")):
+        try:
+            rubric = load_rubric(path, path.relative_to(root).as_posix())
+        except SpecError as error:
+            errors.append(error.render())
+            continue
+        r = rubric.spec
+        if any(m in by_code for m in r.benchmarks):  # else none of its benchmarks ran: not this run's
+            results.append(
+                rubric_gate(
+                    r.code, r.label or "", r.aggregation_method, r.passing_threshold, r.benchmarks, by_code
+                )
+            )
+    return results, errors

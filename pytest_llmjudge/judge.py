@@ -98,12 +98,11 @@ def user_prompt(request: CompiledRequest) -> str | Sequence[Any]:
 
 
 def _agent(request: CompiledRequest) -> Any:
-    from pydantic_evals.evaluators.llm_as_a_judge import (
-        _judge_input_output_expected_agent,
-        _judge_output_agent,
-    )
+    """LLMJudge(include_input=True, include_expected_output=True) always uses this agent; a case
+    without ground truth simply has no <ExpectedOutput> section."""
+    from pydantic_evals.evaluators.llm_as_a_judge import _judge_input_output_expected_agent
 
-    return _judge_input_output_expected_agent if request.expected_output is not None else _judge_output_agent
+    return _judge_input_output_expected_agent
 
 
 class _Captured(Exception):
@@ -420,6 +419,18 @@ def build_model(value: str | models.Model, base_url: str | None = None) -> model
         return models.infer_model(value)
     except Exception as exc:  # pydantic-ai raises UserError and provider-specific errors here
         raise ModelConfigError(f"cannot use judge model {value!r}: {exc}") from None
+
+
+def replay_only_model(value: str) -> tuple[models.Model, str]:
+    """A stand-in for ``--llmjudge-cache=replay``: labelled like the real judge, never called."""
+    from .local_model import PACKAGED_MODEL_NAME
+
+    label = f"local:{PACKAGED_MODEL_NAME}" if value == "local" else value
+
+    def refuse(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        raise JudgeFailure("cache-miss", "replay mode never calls the judge model")
+
+    return FunctionModel(refuse, model_name=label), label
 
 
 def model_settings(temperature: float | None, max_tokens: int | None, timeout: float | None) -> ModelSettings:

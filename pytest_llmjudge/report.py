@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import asdict
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -44,7 +44,7 @@ def failure_text(
     lines = [title, f"case {case.id} at {case.location.path}:{case.location.line}"]
     model = f"model: {outcome.model or '?'}   prompt: {request.digest[:12]}"
     if outcome.failure is not None:
-        tries = f" after {outcome.attempts} attempt{'s' if outcome.attempts != 1 else ''}"
+        tries = f" after {outcome.attempts} attempt{'s' if outcome.attempts != 1 else ''}" if outcome.attempts else ""
         lines += [f"judge ERROR ({outcome.failure.kind}){tries}: {outcome.failure.message}", model]
         return "\n".join(lines)
     verdict = outcome.verdict
@@ -125,3 +125,29 @@ def write_review_file(path: Path, records: Sequence[CaseRecord]) -> list[CaseRec
     tmp.write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
     tmp.replace(path)
     return review
+
+
+@dataclass
+class Stats:
+    calls: int = 0
+    cache_hits: int = 0
+    retries: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    judged: int = 0
+    errors: int = 0
+    cache_write_errors: list[str] = field(default_factory=list)
+
+    def line(self) -> str:
+        """The summary's judge line: verdicts, model calls, cache hits, retries, errors, tokens."""
+        text = (
+            f"judge: {self.judged} verdict(s), {self.calls} model call(s), {self.cache_hits} cache hit(s), "
+            f"{self.retries} retr{'y' if self.retries == 1 else 'ies'}, {self.errors} error(s)"
+        )
+        if self.input_tokens or self.output_tokens:
+            text += f", tokens in/out {self.input_tokens}/{self.output_tokens}"
+        elif self.calls:
+            text += ", tokens not reported"
+        if self.cache_write_errors:
+            text += f"; {len(self.cache_write_errors)} cache write(s) failed: {self.cache_write_errors[0]}"
+        return text

@@ -12,15 +12,16 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from .errors import SpecError
-from .gates import BenchmarkGate, CaseRecord, RubricGate, benchmark_gates, rubric_gate
-from .report import JudgeErrored, benchmark_table, rubric_table, write_review_file
+from .gates import BenchmarkGate, CaseRecord, RubricGate, benchmark_gates, rubric_gates
+from .records import case_record, junit_properties
+from .report import JudgeErrored, Stats, benchmark_table, rubric_table, write_review_file
 from .settings import RunSettings
-from .verdict import JudgeFailure, Outcome, Verdict
+from .verdict import JudgeFailure, Outcome
 
 if TYPE_CHECKING:
     from . import spec
     from .cache import VerdictCache
-    from .collect import CaseItem, PromptItem
+    from .collect import CaseItem
     from .judge import JudgeConfig
     from .progress import StatusLine
     from .scheduler import Scheduler, Slots
@@ -31,39 +32,14 @@ NO_MODEL_MESSAGE = (
     "{count} case(s) need a judge model and none is configured; nothing was sent to any model.\n"
     "Set one (highest precedence first):\n"
     "  judge: {{model: ...}}            in a benchmark file\n"
-    "  --llmjudge-model MODEL          on the command line (e.g. openai:gpt-4o, anthropic:claude-sonnet-4-5,\n"
-    "                                  ollama:llama3.2, or 'local' for the bundled offline model)\n"
+    "  --llmjudge-model MODEL          on the command line (e.g. openai:gpt-4o,\n"
+    "                                  anthropic:claude-sonnet-4-5, ollama:llama3.2,\n"
+    "                                  or 'local' for the bundled offline model)\n"
     "  LLMJUDGE_MODEL=MODEL            in the environment\n"
     "  llmjudge_model = MODEL          in the [pytest] ini options\n"
     "  def pytest_llmjudge_model(config): ...   a hook in conftest.py returning a pydantic-ai Model\n"
     "Add --llmjudge-base-url URL for an OpenAI-compatible server (vLLM, Ollama, llama.cpp)."
 )
-
-
-@dataclass
-class Stats:
-    calls: int = 0
-    cache_hits: int = 0
-    retries: int = 0
-    input_tokens: int = 0
-    output_tokens: int = 0
-    judged: int = 0
-    errors: int = 0
-    cache_write_errors: list[str] = field(default_factory=list)
-
-    def line(self) -> str:
-        """The summary's judge line: verdicts, model calls, cache hits, retries, errors, tokens."""
-        text = (
-            f"judge: {self.judged} verdict(s), {self.calls} model call(s), {self.cache_hits} cache hit(s), "
-            f"{self.retries} retr{'y' if self.retries == 1 else 'ies'}, {self.errors} error(s)"
-        )
-        if self.input_tokens or self.output_tokens:
-            text += f", tokens in/out {self.input_tokens}/{self.output_tokens}"
-        elif self.calls:
-            text += ", tokens not reported"
-        if self.cache_write_errors:
-            text += f"; {len(self.cache_write_errors)} cache write(s) failed: {self.cache_write_errors[0]}"
-        return text
 
 
 @dataclass(eq=False)  # registered as a pytest plugin, so it must stay hashable
@@ -109,7 +85,7 @@ class RunState:
 
     def judge_config(self, benchmark: spec.Benchmark) -> JudgeConfig:
         """The judge for ``benchmark``: its own ``judge:`` settings over the run's."""
-        from .judge import JudgeConfig, build_model, model_label, model_settings
+        from .judge import JudgeConfig, build_model, model_label, model_settings, replay_only_model
 
         own = benchmark.spec.judge
         s = self.settings
@@ -125,7 +101,10 @@ class RunState:
             if value is None:
                 raise LookupError("no judge model")
             settings = model_settings(temperature, max_tokens, timeout)
-            if isinstance(value, str) and value.split(":", 1)[0] == "local":
+            if self.settings.cache == "replay" and isinstance(value, str):
+                # Replay never calls the model: no server to start, no API key needed.
+                model, label = replay_only_model(value)
+            elif isinstance(value, str) and value.split(":", 1)[0] == "local":
                 model, label = self.local_model(value)
             else:
                 model = build_model(value, base_url)
@@ -314,10 +293,10 @@ class RunState:
             return report  # not a benchmark item, and collect.py (pydantic, yaml) stays unimported
         if call.excinfo is not None and call.when == "setup" and call.excinfo.errisinstance(JudgeErrored):
             report.longrepr = item.repr_failure(call.excinfo)  # pytest shows setup errors as tracebacks
-        record = _record(item, report)
+        record = case_record(item, report)
         if record is not None:
             report.llmjudge = asdict(record)  # type: ignore[attr-defined]
-            for name, value in _junit_properties(record):
+            for name, value in junit_properties(record):
                 item.user_properties.append((name, value))
         return report
 
@@ -329,7 +308,6 @@ class RunState:
             self._count(record)
         if report.failed:
             self.failed_nodeids.add(report.nodeid)
-
 
     def pytest_runtest_logfinish(self) -> None:
         session = self.session
@@ -364,25 +342,9 @@ class RunState:
         session.exitstatus = self._exit_status(int(session.exitstatus))
 
     def _rubric_gates(self) -> list[RubricGate]:
-        from . import spec
-
         folder = self.config.rootpath / str(self.config.getini("llmjudge_rubrics"))
-        if not folder.is_dir():
-            return []
-        by_code = {g.code: g for g in self.benchmark_results}
-        results = []
-        for path in sorted(folder.rglob("*.y*ml")):
-            display = path.relative_to(self.config.rootpath).as_posix()
-            try:
-                rubric = spec.load_rubric(path, display)
-            except SpecError as error:
-                self.rubric_errors.append(error.render())
-                continue
-            members = rubric.spec.benchmarks
-            if not any(m in by_code for m in members):
-                continue  # none of its benchmarks ran: not this run's business
-            r = rubric.spec
-            results.append(rubric_gate(r.code, r.label or "", r.aggregation_method, r.passing_threshold, members, by_code))
+        results, errors = rubric_gates(folder, self.config.rootpath, self.benchmark_results)
+        self.rubric_errors += errors
         return results
 
     def _exit_status(self, status: int) -> int:
@@ -428,70 +390,10 @@ class RunState:
                 write(f"  {r.benchmark}::{r.case} at {r.location}: {r.reason}")
         if self.tolerated_failures:
             write(
-                f"exit status 0: {len(self.tolerated_failures)} failing case(s) are within their benchmark's threshold "
-                "(shown above and in JUnit); gates decide the exit status.",
+                f"exit status 0: {len(self.tolerated_failures)} failing case(s) are within their "
+                "benchmark's threshold (shown above and in JUnit); gates decide the exit status.",
                 yellow=True,
             )
-
-
-def _record(item: pytest.Item, report: pytest.TestReport) -> CaseRecord | None:
-    from .collect import CaseItem, PromptItem
-
-    if isinstance(item, PromptItem) and not item.benchmark.cases and report.when == "call":
-        b = item.benchmark
-        return CaseRecord(
-            b.code, "", "skip", item.nodeid, b.spec.label or "", b.spec.threshold, b.spec.criticality, b.spec.weight,
-            b.spec.parent_rubric,
-        )
-    if not isinstance(item, CaseItem):
-        return None
-    if report.when == "setup" and report.passed:
-        return None
-    if report.when == "teardown":
-        return None
-    b = item.benchmark
-    outcome = item.outcome
-    verdict: Verdict | None = outcome.verdict if outcome else None
-    if report.skipped:
-        result = "skip"
-    elif report.when == "setup":
-        result = "error"
-    else:
-        result = "pass" if report.passed else "fail"
-    usage = outcome.usage if outcome else None
-    return CaseRecord(
-        benchmark=b.code,
-        case=item.case.id,
-        nodeid=item.nodeid,
-        result=result,
-        label=b.spec.label or "",
-        threshold=b.spec.threshold,
-        criticality=b.spec.criticality,
-        weight=b.spec.weight,
-        parent_rubric=b.spec.parent_rubric,
-        location=f"{item.case.location.path}:{item.case.location.line}",
-        uncertain=bool(verdict and verdict.uncertain),
-        reason=(verdict.reason if verdict else str(outcome.failure) if outcome and outcome.failure else ""),
-        score=verdict.score if verdict else None,
-        model=outcome.model if outcome else "",
-        prompt_hash=item.request.digest,
-        cached=bool(outcome and outcome.cached),
-        attempts=outcome.attempts if outcome else 0,
-        requests=usage.requests if usage else 0,
-        input_tokens=usage.input_tokens if usage else 0,
-        output_tokens=usage.output_tokens if usage else 0,
-    )
-
-
-def _junit_properties(record: CaseRecord) -> list[tuple[str, str]]:
-    verdict = {"pass": "pass", "fail": "fail", "error": "error", "skip": "skipped"}[record.result]
-    props = [("llmjudge_verdict", verdict), ("llmjudge_reason", record.reason)]
-    if record.score is not None:
-        props.append(("llmjudge_score", f"{record.score:g}"))
-    if record.uncertain:
-        props.append(("llmjudge_uncertain", "true"))
-    props += [("llmjudge_model", record.model), ("llmjudge_prompt_hash", record.prompt_hash)]
-    return props
 
 
 def _queued_on_worker(config: pytest.Config, session: pytest.Session) -> list[pytest.Item]:
@@ -513,6 +415,3 @@ def _syrupy_failed(config: pytest.Config) -> bool:
     return bool(getattr(report, "num_failed", 0)) or (
         bool(getattr(report, "num_unused", 0)) and not config.option.warn_unused_snapshots
     )
-
-
-

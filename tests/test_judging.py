@@ -386,3 +386,14 @@ def test_unreadable_text_verdict_is_an_error_naming_the_cause(project: pytest.Py
     result = run(project, "--llmjudge-prompt-style=short_cot")
     result.assert_outcomes(passed=2, errors=1)
     assert "judge ERROR (" in result.stdout.str()
+
+
+def test_replay_needs_no_api_key_and_errors_on_a_miss(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    pytester.makeconftest(BLOCKED)
+    write(pytester, {"benchmarks/B1.yaml": bench("B1", ["PASS"], threshold=0.5)})
+    result = run(pytester, "--llmjudge-model=openai:gpt-4o", "--llmjudge-cache=replay")
+    result.assert_outcomes(passed=1, errors=1)
+    out = result.stdout.str()
+    assert "judge ERROR (cache-miss)" in out and "B1::c0" in out
+    assert "after 0 attempt" not in out
