@@ -44,7 +44,11 @@ def failure_text(
     lines = [title, f"case {case.id} at {case.location.path}:{case.location.line}"]
     model = f"model: {outcome.model or '?'}   prompt: {request.digest[:12]}"
     if outcome.failure is not None:
-        tries = f" after {outcome.attempts} attempt{'s' if outcome.attempts != 1 else ''}" if outcome.attempts else ""
+        tries = (
+            f" after {outcome.attempts} attempt{'s' if outcome.attempts != 1 else ''}"
+            if outcome.attempts
+            else ""
+        )
         lines += [f"judge ERROR ({outcome.failure.kind}){tries}: {outcome.failure.message}", model]
         return "\n".join(lines)
     verdict = outcome.verdict

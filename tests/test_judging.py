@@ -388,7 +388,9 @@ def test_unreadable_text_verdict_is_an_error_naming_the_cause(project: pytest.Py
     assert "judge ERROR (" in result.stdout.str()
 
 
-def test_replay_needs_no_api_key_and_errors_on_a_miss(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_replay_needs_no_api_key_and_errors_on_a_miss(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     pytester.makeconftest(BLOCKED)
     write(pytester, {"benchmarks/B1.yaml": bench("B1", ["PASS"], threshold=0.5)})
