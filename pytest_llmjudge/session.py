@@ -163,7 +163,9 @@ class RunState:
                 missing += 1
                 continue
             except ModelConfigError as exc:
-                raise pytest.UsageError(f"{item.benchmark.location}: judge.model: {exc}") from None
+                own = item.benchmark.spec.judge
+                source = f"{item.benchmark.location}: judge.model" if own and own.model else "judge model"
+                raise pytest.UsageError(f"{source}: {exc}") from None
             jobs.append((item.nodeid, self._job(item, config)))
         if missing:
             raise pytest.UsageError(NO_MODEL_MESSAGE.format(count=missing))
