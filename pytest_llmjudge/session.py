@@ -114,14 +114,21 @@ class RunState:
 
     def local_model(self, spec_string: str) -> tuple[Any, str]:
         """A judge served by a llama.cpp server this session starts (or an xdist controller started)."""
-        from .local_server import LocalServerError, openai_compatible_model, server_for_session
+        from .local_server import (
+            LocalServerError,
+            available_cores,
+            openai_compatible_model,
+            server_for_session,
+        )
 
         if spec_string not in self._local_servers:
             log = self.config.rootpath / ".llmjudge" / "local-server.log"
             log.parent.mkdir(parents=True, exist_ok=True)
             try:
                 self._local_servers[spec_string] = server_for_session(
-                    spec_string, log_path=log, parallel=min(2, self.settings.concurrency)
+                    spec_string,
+                    log_path=log,
+                    parallel=_local_slots(available_cores(), self.settings.concurrency),
                 )
             except LocalServerError as exc:
                 raise pytest.UsageError(str(exc)) from None
@@ -417,3 +424,9 @@ def _syrupy_failed(config: pytest.Config) -> bool:
     return bool(getattr(report, "num_failed", 0)) or (
         bool(getattr(report, "num_unused", 0)) and not config.option.warn_unused_snapshots
     )
+
+
+def _local_slots(cores: int, concurrency: int) -> int:
+    """Parallel slots of the local judge: on 2 cores one slot judged 10 cases faster than two
+    (32 s vs 37 s, bench/local_judge.py), since both slots compete for the same cores."""
+    return max(1, min(concurrency, 1 if cores <= 2 else 2))
