@@ -151,15 +151,20 @@ class Rubric:
     location: Location
 
 
-def read_yaml(path: Path, display: str) -> Sourced:
-    """Read and parse a YAML file, naming ``display`` in errors."""
+def read_text(path: Path, display: str) -> str:
+    """UTF-8 text of a file; unreadable or undecodable files raise ``SpecError``."""
     try:
         raw = path.read_bytes()
     except OSError as exc:
         raise SpecError(
             Location(display), "", f"cannot read file: {exc.strerror}", "check the path"
         ) from None
-    return load_yaml(decode(raw, display), display)
+    return decode(raw, display)
+
+
+def read_yaml(path: Path, display: str) -> Sourced:
+    """Read and parse a YAML file, naming ``display`` in errors."""
+    return load_yaml(read_text(path, display), display)
 
 
 def _mapping(doc: Sourced, what: str) -> dict[str, Any]:

@@ -18,8 +18,8 @@ from jinja2 import meta
 
 from ..errors import Location, SpecError
 from ..prompt_file import Bullet, PromptSections, parse_prompt, split_lines
-from ..spec import Benchmark, load_benchmark
-from ..yamlsrc import Sourced, decode, load_yaml
+from ..spec import Benchmark, load_benchmark, read_text
+from ..yamlsrc import Sourced, load_yaml
 
 _BULLET_START = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+")
 _COMMENT_ONLY = re.compile(r"^\s*<!--.*-->\s*$")
@@ -101,17 +101,6 @@ class TemplateDocument:
 
 
 Document = PromptDocument | BenchmarkDocument | TemplateDocument
-
-
-def read_text(path: Path, display: str) -> str:
-    """UTF-8 text of a file; unreadable or undecodable files raise ``SpecError``."""
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise SpecError(
-            Location(display), "", f"cannot read file: {exc.strerror}", "check the path"
-        ) from None
-    return decode(raw, display)
 
 
 def load_prompt(path: Path, display: str) -> PromptDocument:

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from ..errors import SpecError
 from ..prompt_file import split_lines
+from ..spec import read_text
 from .diagnostics import Diagnostic, Fix
 from .documents import (
     BenchmarkDocument,
@@ -23,7 +24,6 @@ from .documents import (
     PromptDocument,
     load_prompt,
     load_yaml_document,
-    read_text,
 )
 from .fixes import apply_fixes
 from .noqa import parse_suppressions
