@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from . import __version__
-from .errors import SpecError
+from .errors import SpecError, display_path
 
 
 def _compile(args: argparse.Namespace) -> int:
@@ -20,10 +20,7 @@ def _compile(args: argparse.Namespace) -> int:
 
     root = Path(args.rootdir).resolve()
     path = Path(args.path)
-    try:
-        display = path.resolve().relative_to(root).as_posix()
-    except ValueError:
-        display = str(path)
+    display = display_path(path, root)
     try:
         benchmark = load_benchmark(path, display, root)
         sections = load_sections(benchmark, root)

@@ -16,7 +16,7 @@ import pytest
 
 from . import spec
 from .compile import CompiledRequest, compile_case, compile_rubric, sections_from_fields
-from .errors import SpecError
+from .errors import SpecError, display_path
 from .prompt_file import PromptSections, parse_prompt
 from .report import CaseFailed, JudgeErrored, failure_text
 from .verdict import Outcome
@@ -31,15 +31,8 @@ PROMPT_ITEM = spec.PROMPT_ITEM
 def load_sections(benchmark: spec.Benchmark, display_root: Path) -> PromptSections:
     if benchmark.prompt_path is None:
         return sections_from_fields(benchmark)
-    display = _relative(benchmark.prompt_path, display_root)
+    display = display_path(benchmark.prompt_path, display_root)
     return parse_prompt(decode(benchmark.prompt_path.read_bytes(), display), display)
-
-
-def _relative(path: Path, root: Path) -> str:
-    try:
-        return path.resolve().relative_to(root.resolve()).as_posix()
-    except ValueError:
-        return str(path)
 
 
 class BenchmarkFile(pytest.File):
@@ -48,7 +41,7 @@ class BenchmarkFile(pytest.File):
     def collect(self) -> Iterator[pytest.Item | pytest.Collector]:
         state = _state(self.config)
         state.benchmark_files.add(self.nodeid)
-        display = _relative(self.path, self.config.rootpath)
+        display = display_path(self.path, self.config.rootpath)
         try:
             benchmark = spec.load_benchmark(self.path, display, self.config.rootpath)
             state.register(benchmark)
@@ -170,7 +163,9 @@ class PromptItem(pytest.Function):
         if snapshot == texts:
             return
         extension, location = snapshot.extension, snapshot.test_location
-        where = _relative(Path(extension.get_location(test_location=location, index=0)), self.config.rootpath)
+        where = display_path(
+            Path(extension.get_location(test_location=location, index=0)), self.config.rootpath
+        )
         code = self.benchmark.code
         try:
             accepted = extension.read_snapshot(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import difflib
 from collections.abc import Iterable
 from dataclasses import dataclass
+from pathlib import Path
 
 
 @dataclass(frozen=True)
@@ -38,3 +39,11 @@ def nearest(word: str, choices: Iterable[str]) -> str | None:
     """The closest of ``choices`` to ``word``, if any is close enough to be a likely typo."""
     found = difflib.get_close_matches(word, sorted(choices), n=1, cutoff=0.6)
     return found[0] if found else None
+
+
+def display_path(path: Path, root: Path) -> str:
+    """``path`` as errors show it: relative to the repository root when it lies below it."""
+    try:
+        return path.resolve().relative_to(root.resolve()).as_posix()
+    except ValueError:
+        return str(path)

@@ -169,7 +169,7 @@ def rubric_gates(
     folder: Path, root: Path, benchmarks: list[BenchmarkGate]
 ) -> tuple[list[RubricGate], list[str]]:
     """Gates of the rubric files in ``folder`` whose benchmarks ran, and rubric-file errors."""
-    from .errors import SpecError
+    from .errors import SpecError, display_path
     from .spec import load_rubric
 
     if not folder.is_dir():
@@ -178,7 +178,7 @@ def rubric_gates(
     results, errors = [], []
     for path in sorted(folder.rglob("*.y*ml")):
         try:
-            rubric = load_rubric(path, path.relative_to(root).as_posix())
+            rubric = load_rubric(path, display_path(path, root))
         except SpecError as error:
             errors.append(error.render())
             continue

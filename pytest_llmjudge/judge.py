@@ -79,9 +79,6 @@ class JudgeConfig:
         default_factory=dict, compare=False, repr=False
     )
 
-    def settings_key(self) -> dict[str, Any]:
-        return {k: self.settings.get(k) for k in sorted(self.settings)}
-
 
 def user_prompt(request: CompiledRequest) -> str | Sequence[Any]:
     """LLMJudge's user prompt for ``request``."""

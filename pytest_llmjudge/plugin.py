@@ -10,21 +10,21 @@ import pytest
 from . import hookspecs
 from .detect import is_benchmark_file
 from .session import STATE, RunState
-from .settings import CACHE_MODES, resolve
+from .settings import CACHE_MODES, DEFAULTS, env_variable, resolve
 
 _HELP = {
     "model": "judge model: a pydantic-ai model string (openai:gpt-4o, anthropic:…, ollama:…) or 'local'",
     "base_url": "OpenAI-compatible server URL for the judge model (vLLM, Ollama, llama.cpp)",
-    "temperature": "judge temperature (default 0)",
+    "temperature": "judge temperature",
     "max_tokens": "maximum tokens in a judge answer",
-    "timeout": "seconds one judge call may take before it is retried (default 60)",
-    "prompt_style": "judge output style: no_reasoning (default), short_cot or long_cot",
-    "concurrency": "judge calls in flight at once (default 16)",
+    "timeout": "seconds one judge call may take before it is retried",
+    "prompt_style": "judge output style: no_reasoning, short_cot or long_cot",
+    "concurrency": "judge calls in flight at once",
     "rpm": "at most this many judge requests start per minute (default: no limit)",
-    "attempts": "attempts per judge call for transient failures (default 4)",
-    "cache": f"verdict cache mode: {', '.join(CACHE_MODES)} (default use)",
-    "cache_path": "verdict cache file (default .llmjudge/cache.sqlite)",
-    "review_file": "JSON file listing cases that need human review (default .llmjudge/review.json)",
+    "attempts": "attempts per judge call for transient failures",
+    "cache": f"verdict cache mode: {', '.join(CACHE_MODES)}",
+    "cache_path": "verdict cache file",
+    "review_file": "JSON file listing cases that need human review",
 }
 
 
@@ -35,9 +35,16 @@ def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("llmjudge", "LLM-as-a-judge benchmarks (pytest-llmjudge)")
     for name, text in _HELP.items():
+        default = getattr(DEFAULTS, name)
+        if default is not None:
+            text = (
+                f"{text} (default {default:g})"
+                if isinstance(default, float)
+                else f"{text} (default {default})"
+            )
         flag = f"--llmjudge-{name.replace('_', '-')}"
         group.addoption(
-            flag, dest=f"llmjudge_{name}", default=None, help=f"{text}. Env LLMJUDGE_{name.upper()}."
+            flag, dest=f"llmjudge_{name}", default=None, help=f"{text}. Env {env_variable(name)}."
         )
         parser.addini(f"llmjudge_{name}", text, default=None)
     group.addoption(

@@ -9,22 +9,6 @@ from typing import Any
 
 CACHE_MODES = ("use", "off", "refresh", "replay")
 
-# name: (environment variable, converter, default)
-_SOURCES: dict[str, tuple[str, Callable[[str], Any], Any]] = {
-    "model": ("LLMJUDGE_MODEL", str, None),
-    "base_url": ("LLMJUDGE_BASE_URL", str, None),
-    "temperature": ("LLMJUDGE_TEMPERATURE", float, 0.0),
-    "max_tokens": ("LLMJUDGE_MAX_TOKENS", int, None),
-    "timeout": ("LLMJUDGE_TIMEOUT", float, 60.0),
-    "prompt_style": ("LLMJUDGE_PROMPT_STYLE", str, "no_reasoning"),
-    "concurrency": ("LLMJUDGE_CONCURRENCY", int, 16),
-    "rpm": ("LLMJUDGE_RPM", float, None),
-    "attempts": ("LLMJUDGE_ATTEMPTS", int, 4),
-    "cache": ("LLMJUDGE_CACHE", str, "use"),
-    "cache_path": ("LLMJUDGE_CACHE_PATH", str, ".llmjudge/cache.sqlite"),
-    "review_file": ("LLMJUDGE_REVIEW_FILE", str, ".llmjudge/review.json"),
-}
-
 
 @dataclass(frozen=True)
 class RunSettings:
@@ -42,8 +26,26 @@ class RunSettings:
     review_file: str = ".llmjudge/review.json"
 
 
-def option_names() -> tuple[str, ...]:
-    return tuple(_SOURCES)
+# How a setting given as text is read; each also comes from LLMJUDGE_<NAME> and llmjudge_<name>.
+_CONVERTERS: dict[str, Callable[[str], Any]] = {
+    "model": str,
+    "base_url": str,
+    "temperature": float,
+    "max_tokens": int,
+    "timeout": float,
+    "prompt_style": str,
+    "concurrency": int,
+    "rpm": float,
+    "attempts": int,
+    "cache": str,
+    "cache_path": str,
+    "review_file": str,
+}
+DEFAULTS = RunSettings()
+
+
+def env_variable(name: str) -> str:
+    return f"LLMJUDGE_{name.upper()}"
 
 
 def resolve(
@@ -55,7 +57,8 @@ def resolve(
     """
     env = dict(os.environ) if env is None else env
     values: dict[str, Any] = {}
-    for name, (variable, convert, default) in _SOURCES.items():
+    for name, convert in _CONVERTERS.items():
+        variable = env_variable(name)
         for source, raw in (
             (f"--llmjudge-{name.replace('_', '-')}", cli(name)),
             (variable, env.get(variable)),
@@ -69,7 +72,7 @@ def resolve(
                 raise ValueError(f"{source}: cannot read {raw!r} as {convert.__name__}") from None
             break
         else:
-            values[name] = default
+            values[name] = getattr(DEFAULTS, name)
     settings = RunSettings(**values)
     if settings.cache not in CACHE_MODES:
         raise ValueError(f"--llmjudge-cache: {settings.cache!r} is not one of {', '.join(CACHE_MODES)}")
