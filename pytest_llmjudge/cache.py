@@ -14,7 +14,7 @@ import json
 import sqlite3
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -24,6 +24,8 @@ from .verdict import Usage, Verdict
 
 CACHE_FORMAT = 1
 SECONDS_PER_DAY = 86_400.0
+
+_KEYS_PER_QUERY = 500  # below SQLite's oldest limit on bound parameters (999)
 
 # Settings that change how long a call may take, not what the judge answers.
 _TRANSPORT_SETTINGS = frozenset({"timeout"})
@@ -129,16 +131,26 @@ class VerdictCache:
 
     def get(self, key: str) -> CachedVerdict | None:
         """The verdict stored under ``key``; a hit is remembered as used (written on ``close``)."""
+        return self.get_many([key]).get(key)
+
+    def get_many(self, keys: Sequence[str]) -> dict[str, CachedVerdict]:
+        """The verdicts stored under any of ``keys``, in a few queries; hits are remembered as used."""
+        rows: list[tuple[str, str, str]] = []
         with self._lock:
-            row = self._db.execute("SELECT verdict, model FROM verdicts WHERE key = ?", (key,)).fetchone()
-            if row is None:
-                return None
-            self._touched.add(key)
-        try:
-            verdict = Verdict.from_json(json.loads(row[0]))
-        except (ValueError, KeyError, TypeError):
-            return None  # an entry this version cannot read is a miss, and the next write replaces it
-        return CachedVerdict(verdict, row[1])
+            for start in range(0, len(keys), _KEYS_PER_QUERY):
+                chunk = keys[start : start + _KEYS_PER_QUERY]
+                marks = ",".join("?" * len(chunk))
+                query = f"SELECT key, verdict, model FROM verdicts WHERE key IN ({marks})"
+                rows += self._db.execute(query, chunk).fetchall()
+        found: dict[str, CachedVerdict] = {}
+        for key, data, model in rows:
+            try:
+                found[key] = CachedVerdict(Verdict.from_json(json.loads(data)), model)
+            except (ValueError, KeyError, TypeError):
+                continue  # an entry this version cannot read is a miss, and the next write replaces it
+        with self._lock:
+            self._touched.update(found)
+        return found
 
     def put(self, key: str, verdict: Verdict, model: str, usage: Usage, benchmark: str, case_id: str) -> bool:
         """Store a verdict under ``key`` in one atomic transaction (last writer wins).

@@ -6,8 +6,6 @@ judge requests; ``benchmarks/…/A-NEG1.yaml::A-NEG1::<case-id>`` judges one cas
 
 from __future__ import annotations
 
-import difflib
-import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -19,6 +17,7 @@ from .compile import CompiledRequest, compile_case, compile_rubric, sections_fro
 from .errors import SpecError, display_path
 from .prompt_file import PromptSections, parse_prompt
 from .report import CaseFailed, JudgeErrored, failure_text
+from .snapshot import factor, snapshot_diff
 from .verdict import Outcome
 from .yamlsrc import decode
 
@@ -75,47 +74,6 @@ class SnapshotMismatch(Exception):
     """A benchmark's compiled judge requests differ from their accepted snapshot."""
 
 
-_SNAPSHOT_KEY = re.compile(r"^  '(?P<key>[^']+)': ")  # a case in the amber text of a {case id: text} dict
-
-
-def snapshot_diff(accepted: str, new: str) -> list[str]:
-    """Every changed line between two serialized ``{case id: request}`` snapshots, under its case.
-
-    syrupy's own diff stops 100 lines after the first difference, which hides every case
-    but the first when a prompt file changes.
-    """
-    old_lines, new_lines = accepted.splitlines(), new.splitlines()
-    out: list[str] = []
-    shown = None
-    matcher = difflib.SequenceMatcher(None, old_lines, new_lines, autojunk=False)
-    for group in matcher.get_grouped_opcodes(1):
-        case = _case_at(new_lines, group[0][3]) or _case_at(old_lines, group[0][1])
-        if case != shown:
-            out.append(f"  case {case}:")
-            shown = case
-        for tag, i1, i2, j1, j2 in group:
-            if tag == "equal":
-                out += [f"      {_text(line)}" for line in old_lines[i1:i2]]
-                continue
-            out += [f"    - {_text(line)}" for line in old_lines[i1:i2]]
-            out += [f"    + {_text(line)}" for line in new_lines[j1:j2]]
-        out.append("      ...")
-    return out
-
-
-def _text(line: str) -> str:
-    """A line of a request as written, without the amber indentation of a dict value."""
-    return line[4:] if line.startswith("    ") else line.strip()
-
-
-def _case_at(lines: list[str], index: int) -> str | None:
-    for line in reversed(lines[: index + 1]):
-        found = _SNAPSHOT_KEY.match(line)
-        if found:
-            return found.group("key")
-    return None
-
-
 def compiled_prompt() -> None:
     """The function a ``PromptItem`` stands for; its work is done in ``PromptItem.runtest``."""
 
@@ -144,10 +102,11 @@ class PromptItem(pytest.Function):
             raise pytest.skip.Exception(reason, _use_item_location=True)
 
     def compiled_texts(self) -> dict[str, str]:
-        """The exact messages the judge is sent for each case (the rubric when there are none)."""
+        """The exact messages the judge is sent for each case, shared part once (``snapshot.factor``);
+        the rubric when there are no cases."""
         from .judge import render_messages
 
-        texts = {case_id: render_messages(request) for case_id, request in self.requests.items()}
+        texts = factor({case_id: render_messages(request) for case_id, request in self.requests.items()})
         if not texts:
             sections: PromptSections = self.parent.sections  # type: ignore[union-attr]
             style = _state(self.config).prompt_style(self.benchmark)

@@ -69,13 +69,17 @@ class JudgeConfig:
     """One judge configuration: a resolved model and its settings.
 
     ``templates`` holds the request LLMJudge's agent builds for this configuration, captured once
-    per agent and instructions (see ``RequestTemplate``).
+    per agent and instructions (see ``RequestTemplate``); ``capturing`` the capture under way, which
+    the first wave of concurrent calls all wait for instead of each capturing its own.
     """
 
     model: models.Model
     model_name: str
     settings: ModelSettings
     templates: dict[tuple[str, str], RequestTemplate | None] = field(
+        default_factory=dict, compare=False, repr=False
+    )
+    capturing: dict[tuple[str, str], asyncio.Task[RequestTemplate | None]] = field(
         default_factory=dict, compare=False, repr=False
     )
 
@@ -187,13 +191,28 @@ async def judge_once(request: CompiledRequest, config: JudgeConfig) -> tuple[Ver
         raise classify(exc) from exc
 
 
+async def _template(request: CompiledRequest, config: JudgeConfig) -> RequestTemplate | None:
+    """The configuration's captured request for ``request``'s agent, captured by the first caller."""
+    key = _template_key(request)
+    if key in config.templates:
+        return config.templates[key]
+    task = config.capturing.get(key)
+    if task is None:
+        task = asyncio.ensure_future(capture_template(request, config.model, config.settings))
+        config.capturing[key] = task
+    try:
+        template = await asyncio.shield(task)  # one waiter cancelled (-x) leaves the others theirs
+    finally:
+        if task.done() and config.capturing.get(key) is task:
+            del config.capturing[key]  # a failed capture is tried again by the next call
+    config.templates[key] = template
+    return template
+
+
 async def _judge(request: CompiledRequest, config: JudgeConfig) -> tuple[Verdict, Usage]:
     if request.prompt_style != "no_reasoning":
         return await _judge_text(request, config)
-    key = _template_key(request)
-    if key not in config.templates:
-        config.templates[key] = await capture_template(request, config.model, config.settings)
-    template = config.templates[key]
+    template = await _template(request, config)
     if template is None:
         return await _run_agent(request, config, [])
     messages = template.messages(user_prompt(request))

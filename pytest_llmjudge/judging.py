@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import asyncio
 import random
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .cache import VerdictCache, cache_key
+from .cache import CachedVerdict, VerdictCache, cache_key
 from .compile import CompiledRequest
 from .scheduler import Progress, Slots
 from .verdict import JudgeFailure, Outcome, Usage, Verdict
@@ -35,6 +35,9 @@ class RetryPolicy:
             return min(max(failure.retry_after, 0.0), self.max_delay)
         ceiling = min(self.max_delay, self.base_delay * 2 ** (attempt - 1))
         return rng.uniform(ceiling / 2, ceiling)
+
+
+_JITTER = random.Random()  # backoff jitter; seeding one per call cost more than the rest of a call
 
 
 async def _no_wait() -> None:
@@ -60,12 +63,13 @@ async def judge_with_retries(
     ``pace`` is awaited before every attempt (requests-per-minute limit); a Retry-After is
     also passed to ``back_off`` so that other calls hold off too.
     """
-    rng = rng or random.Random()
+    rng = rng or _JITTER
     failure = JudgeFailure("judge-error", "no attempt was made")
     for attempt in range(1, policy.attempts + 1):
         await pace()
         try:
-            verdict, usage = await asyncio.wait_for(call(request), timeout=policy.timeout)
+            async with asyncio.timeout(policy.timeout):  # no extra task per call, unlike wait_for
+                verdict, usage = await call(request)
         except TimeoutError:
             failure = JudgeFailure("timeout", f"no answer within {policy.timeout:g} s", True)
         except JudgeFailure as exc:
@@ -95,6 +99,52 @@ class CaseJob:
         return cache_key(self.request.digest, self.model_name, self.settings)
 
 
+def settle_from_cache(jobs: Sequence[CaseJob], cache: VerdictCache | None, mode: str) -> list[Outcome | None]:
+    """The outcome of each job that the cache decides without the model, else None.
+
+    Under ``use`` and ``replay`` a stored verdict is the outcome (looked up for all jobs in a few
+    queries); under ``replay`` a miss is an error naming the case, as no model is ever called.
+    """
+    found: dict[str, CachedVerdict] = {}
+    keys = [job.cache_key() for job in jobs] if cache is not None else []
+    if cache is not None and mode in {"use", "replay"}:
+        found = cache.get_many(keys)
+    outcomes: list[Outcome | None] = []
+    for number, job in enumerate(jobs):
+        hit = found.get(keys[number]) if found else None
+        if hit is not None:
+            outcomes.append(Outcome(hit.verdict, None, hit.model, True, 0))
+        elif mode == "replay":
+            where = f" in {cache.path}" if cache is not None else ""
+            message = (
+                f"{job.benchmark}::{job.case_id}: no cached verdict{where} for this request and model "
+                f"{job.model_name}; replay mode makes no model calls. Record one with --llmjudge-cache=use."
+            )
+            outcomes.append(Outcome(None, JudgeFailure("cache-miss", message), job.model_name, False, 0))
+        else:
+            outcomes.append(None)
+    return outcomes
+
+
+async def judge_uncached(
+    job: CaseJob,
+    slots: Slots,
+    policy: RetryPolicy,
+    cache: VerdictCache | None,
+    mode: str,
+    sleep: Sleep = asyncio.sleep,
+) -> Outcome:
+    """Judge a case the cache did not settle: holds a concurrency slot while calling the model,
+    then stores the verdict (never an error) unless ``mode`` is ``off``."""
+    async with slots.hold():
+        outcome = await judge_with_retries(
+            job.request, job.call, policy, job.model_name, sleep, pace=slots.pace, back_off=slots.back_off
+        )
+    if cache is not None and mode != "off" and outcome.verdict is not None:
+        cache.put(job.cache_key(), outcome.verdict, outcome.model, outcome.usage, job.benchmark, job.case_id)
+    return outcome
+
+
 async def judge_case(
     job: CaseJob,
     slots: Slots,
@@ -108,25 +158,10 @@ async def judge_case(
     A hit never takes a concurrency slot; ``replay`` never calls the model (a miss is an
     error naming the case); only verdicts are written, never errors.
     """
-    key = job.cache_key() if cache is not None else ""
-    if cache is not None and mode in {"use", "replay"}:
-        hit = cache.get(key)
-        if hit is not None:
-            return Outcome(hit.verdict, None, hit.model, True, 0)
-    if mode == "replay":
-        where = f" in {cache.path}" if cache is not None else ""
-        message = (
-            f"{job.benchmark}::{job.case_id}: no cached verdict{where} for this request and model "
-            f"{job.model_name}; replay mode makes no model calls. Record one with --llmjudge-cache=use."
-        )
-        return Outcome(None, JudgeFailure("cache-miss", message), job.model_name, False, 0)
-    async with slots.hold():
-        outcome = await judge_with_retries(
-            job.request, job.call, policy, job.model_name, sleep, pace=slots.pace, back_off=slots.back_off
-        )
-    if cache is not None and mode != "off" and outcome.verdict is not None:
-        cache.put(key, outcome.verdict, outcome.model, outcome.usage, job.benchmark, job.case_id)
-    return outcome
+    settled = settle_from_cache([job], cache, mode)[0]
+    if settled is not None:
+        return settled
+    return await judge_uncached(job, slots, policy, cache, mode, sleep)
 
 
 def tally(outcome: Outcome, progress: Progress) -> None:

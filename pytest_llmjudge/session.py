@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from . import gcfreeze
 from .errors import SpecError
 from .gates import BenchmarkGate, CaseRecord, RubricGate, benchmark_gates, rubric_gates
 from .records import case_record, junit_properties
@@ -22,6 +23,7 @@ if TYPE_CHECKING:
     from . import spec
     from .cache import VerdictCache
     from .collect import CaseItem
+    from .compile import CompiledRequest
     from .judge import JudgeConfig
     from .progress import StatusLine
     from .scheduler import Scheduler, Slots
@@ -62,6 +64,10 @@ class RunState:
     _configs: dict[tuple[Any, ...], JudgeConfig] = field(default_factory=dict)
     _local_servers: dict[str, Any] = field(default_factory=dict)
     local_urls: dict[str, str] = field(default_factory=dict)
+    frozen: bool = False
+
+    def __post_init__(self) -> None:
+        gcfreeze.opened(self)
 
     # -- collection -------------------------------------------------------------------------
 
@@ -161,43 +167,48 @@ class RunState:
             needs_judge.append(item)
         if not needs_judge:
             return
-        jobs = []
+        judged: list[tuple[CaseItem, JudgeConfig]] = []
         missing = 0
         for item in needs_judge:
             try:
-                config = self.judge_config(item.benchmark)
+                judged.append((item, self.judge_config(item.benchmark)))
             except LookupError:
                 missing += 1
-                continue
             except ModelConfigError as exc:
                 own = item.benchmark.spec.judge
                 source = f"{item.benchmark.location}: judge.model" if own and own.model else "judge model"
                 raise pytest.UsageError(f"{source}: {exc}") from None
-            jobs.append((item.nodeid, self._job(item, config)))
         if missing:
             raise pytest.UsageError(NO_MODEL_MESSAGE.format(count=missing))
-        self._scheduler().start(jobs)
+        self._start_jobs(judged)
 
-    def _job(self, item: CaseItem, config: JudgeConfig) -> Any:
+    def _start_jobs(self, judged: list[tuple[CaseItem, JudgeConfig]]) -> None:
+        """Outcomes the cache settles now (one lookup for all); the rest go to the scheduler."""
         from .judge import judge_once
-        from .judging import CaseJob, RetryPolicy, judge_case
+        from .judging import CaseJob, RetryPolicy, judge_uncached, settle_from_cache
 
-        job = CaseJob(
-            item.benchmark.code,
-            item.case.id,
-            item.request,
-            lambda request: judge_once(request, config),
-            config.model_name,
-            config.settings,
-        )
+        def case_job(item: CaseItem, config: JudgeConfig) -> CaseJob:
+            def call(request: CompiledRequest) -> Any:
+                return judge_once(request, config)
+
+            benchmark, case_id = item.benchmark.code, item.case.id
+            return CaseJob(benchmark, case_id, item.request, call, config.model_name, config.settings)
+
+        jobs = [case_job(item, config) for item, config in judged]
+        cache, mode = self._verdict_cache(), self.settings.cache
         policy = RetryPolicy(attempts=self.settings.attempts, timeout=self.settings.timeout)
-        cache = self._verdict_cache()
-        mode = self.settings.cache
+        pending = []
+        for (item, _), job, settled in zip(judged, jobs, settle_from_cache(jobs, cache, mode), strict=True):
+            if settled is not None:
+                self.outcomes[item.nodeid] = settled
+                continue
 
-        async def run(slots: Slots) -> Outcome:
-            return await judge_case(job, slots, policy, cache, mode)
+            async def run(slots: Slots, job: CaseJob = job) -> Outcome:
+                return await judge_uncached(job, slots, policy, cache, mode)
 
-        return run
+            pending.append((item.nodeid, run))
+        if pending:
+            self._scheduler().start(pending)
 
     def _verdict_cache(self) -> VerdictCache | None:
         """The run's verdict cache, opened on first use and closed with the scheduler; None when off."""
@@ -265,6 +276,8 @@ class RunState:
         return self.outcomes[item.nodeid]
 
     def close(self) -> None:
+        gcfreeze.closed(self, self.frozen)
+        self.frozen = False
         if self.scheduler is not None:
             self.scheduler.close()
             self.scheduler = None
@@ -284,7 +297,11 @@ class RunState:
             # One broken benchmark file must not stop the others: its collection error is
             # reported (and fails the run), the rest still run.
             session.config.option.continue_on_collection_errors = True
-        if session.config.option.collectonly or hasattr(session.config, "workerinput"):
+        if session.config.option.collectonly:
+            return
+        if self.benchmark_files:
+            self.frozen = gcfreeze.freeze()  # the collected suite lives until the end: spare it from gc
+        if hasattr(session.config, "workerinput"):
             return
         self.schedule(session.items)
 

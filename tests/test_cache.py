@@ -63,6 +63,18 @@ def test_put_then_get_round_trips_a_verdict(tmp_path: Path) -> None:
     reopened.close()
 
 
+def test_many_keys_are_looked_up_together(tmp_path: Path) -> None:
+    """A suite's lookups in a few queries: more keys than SQLite binds in one, hits and misses mixed."""
+    cache = VerdictCache(tmp_path / "c.sqlite")
+    for n in range(0, 1200, 3):
+        cache.put(f"k{n}", Verdict(n % 2 == 0, f"case {n}"), "m", Usage(), "B1", f"c{n}")
+    cache._db.execute("INSERT INTO verdicts VALUES ('broken', 'm', 'B1', 'c', 'not json', 0, 0, 0, 0)")
+    found = cache.get_many([f"k{n}" for n in range(1200)] + ["broken"])
+    assert sorted(found) == sorted(f"k{n}" for n in range(0, 1200, 3))  # the unreadable entry is a miss
+    assert found["k999"].verdict == Verdict(False, "case 999")
+    cache.close()
+
+
 def test_the_file_is_in_wal_mode(tmp_path: Path) -> None:
     VerdictCache(tmp_path / "c.sqlite").close()
     with sqlite3.connect(tmp_path / "c.sqlite") as db:

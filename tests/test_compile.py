@@ -19,6 +19,7 @@ from pytest_llmjudge import spec
 from pytest_llmjudge.collect import load_sections
 from pytest_llmjudge.compile import CompiledRequest, compile_case, compile_rubric, fence, render
 from pytest_llmjudge.judge import render_messages, user_prompt
+from pytest_llmjudge.snapshot import CASE_DATA, SHARED, factor, join_request
 
 REPO = Path(__file__).resolve().parents[1]
 ANSI = re.compile(r"\x1b\[")
@@ -219,6 +220,39 @@ def test_digest_identifies_content_not_names() -> None:
     assert dataclasses.replace(request, benchmark="OTHER", case_id="other").digest == request.digest
 
 
+# -- snapshot contents: the shared request once, each case's data ------------------------------
+
+
+@pytest.mark.parametrize("style", ["no_reasoning", "short_cot", "long_cot"])
+@pytest.mark.parametrize(
+    "relative", ["benchmarks/a-component/A-MED1.yaml", "benchmarks/a-component/A-NEG1.yaml"]
+)
+def test_snapshot_rebuilds_every_case_request_exactly(relative: str, style: str) -> None:
+    benchmark = spec.load_benchmark(REPO / relative, relative, REPO)
+    sections = load_sections(benchmark, REPO)
+    full = {
+        case.id: render_messages(compile_case(benchmark, sections, case, style)) for case in benchmark.cases
+    }
+    snapshot = factor(full)
+    shared = snapshot.pop(SHARED)
+    lines = shared.split("\n")
+    assert lines.count(CASE_DATA) == 1 and "<Rubric>" in lines and "<Input>" not in lines
+    assert snapshot.keys() == full.keys()
+    for case_id, data in snapshot.items():
+        assert data.startswith("<Input>") and "<Rubric>" not in data
+        assert join_request(shared, data) == full[case_id]
+
+
+def test_snapshot_keeps_a_case_whole_where_its_request_differs() -> None:
+    benchmark = spec.load_benchmark(REPO / "benchmarks/a-component/A-NEG1.yaml", "A-NEG1.yaml", REPO)
+    sections = load_sections(benchmark, REPO)
+    first, second = (render_messages(compile_case(benchmark, sections, c)) for c in benchmark.cases[:2])
+    odd = second.replace("BEHAVIOR: negation_preserved", "BEHAVIOR: something_else")
+    snapshot = factor({"a": first, "b": odd, "no-user-prompt": "=== instructions ===\nx\n"})
+    assert snapshot["b"] == odd and snapshot["no-user-prompt"] == "=== instructions ===\nx\n"
+    assert join_request(snapshot[SHARED], snapshot["a"]) == first
+
+
 # -- snapshots (pytester) -----------------------------------------------------------------------
 
 PROMPT = """\
@@ -312,13 +346,7 @@ def test_changed_prompt_file_shows_a_readable_diff_until_accepted(suite: Suite) 
             "*_ A-P1::prompt _*",
             "compiled judge requests of A-P1 differ from the snapshot in "
             "benchmarks/a/__snapshots__/A-P1.ambr:",
-            "  case hello-en:",
-            "      Automatic fail if any of the following are true:",
-            "    - - The output has no greeting.",
-            "    + - The output has no greeting or is rude.",
-            "      ",
-            "      ...",
-            "  case hello-fr:",
+            "  request of every case:",
             "      Automatic fail if any of the following are true:",
             "    - - The output has no greeting.",
             "    + - The output has no greeting or is rude.",
@@ -327,6 +355,7 @@ def test_changed_prompt_file_shows_a_readable_diff_until_accepted(suite: Suite) 
             "Accept the change with --snapshot-update once the new prompt is what you want.",
         ]
     )
+    assert "case hello-" not in result.stdout.str()  # one hunk for the prompt, not one per case
     result.stdout.fnmatch_lines(
         ["FAILED benchmarks/a/A-P1.yaml::A-P1::prompt*", "FAILED benchmarks/a/A-P2.yaml::A-P2::prompt*"]
     )

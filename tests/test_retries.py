@@ -281,3 +281,54 @@ def test_the_model_receives_exactly_what_llmjudges_agent_sends(
         )
     assert len(config.templates) == 1
     assert sent == expected
+
+
+def test_concurrent_first_calls_capture_the_request_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """32 calls start together on a fresh configuration: one agent run builds the request they share."""
+    from pytest_llmjudge import judge
+
+    captures: list[str] = []
+    original = judge.capture_template
+
+    async def counting(*args: Any) -> Any:
+        captures.append("run")
+        await asyncio.sleep(0.01)  # the agent's run yields to the loop, as a real one does
+        return await original(*args)
+
+    monkeypatch.setattr(judge, "capture_template", counting)
+    model, sent = _recorder()
+    config = JudgeConfig(model, "function:fake", {})
+
+    async def first_wave() -> list[Any]:
+        requests = [
+            CompiledRequest("B1", f"c{n}", "", "R", f'{{"in": {n}}}', None, "{}", "no_reasoning")
+            for n in range(32)
+        ]
+        return await asyncio.gather(*(judge_once(r, config) for r in requests))
+
+    results = asyncio.run(first_wave())
+    assert len(captures) == 1
+    assert [verdict.passed for verdict, _ in results] == [True] * 32
+    assert len(sent) == 32 and not config.capturing
+
+
+def test_a_failed_capture_is_tried_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    from pytest_llmjudge import judge
+
+    original = judge.capture_template
+    calls: list[str] = []
+
+    async def flaky(*args: Any) -> Any:
+        calls.append("run")
+        if len(calls) == 1:
+            raise ConnectionError("reset while preparing")
+        return await original(*args)
+
+    monkeypatch.setattr(judge, "capture_template", flaky)
+    model, _ = _recorder()
+    config = JudgeConfig(model, "function:fake", {})
+    with pytest.raises(JudgeFailure) as failed:
+        asyncio.run(judge_once(REQUEST, config))
+    assert failed.value.kind == "transport"
+    verdict, _ = asyncio.run(judge_once(REQUEST, config))
+    assert verdict.passed and len(calls) == 2
