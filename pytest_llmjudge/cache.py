@@ -3,9 +3,10 @@
 A verdict is stored under the digest of everything that decides it: the compiled request, the
 model name, the model settings and ``CACHE_FORMAT``. Only verdicts are stored, never errors.
 
-Each write is one transaction in WAL mode, so several processes (pytest-xdist workers) share a
-file safely and a process killed mid-run leaves every committed verdict readable and nothing
-half-written. Knows nothing of pytest.
+Writes are transactions in WAL mode, so several processes (pytest-xdist workers) share a file
+safely and a process killed mid-run leaves every committed verdict readable and nothing
+half-written. A run writes its verdicts in small batches (``batch``): killed, it loses at most
+the verdicts of its last half second. Knows nothing of pytest.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from .verdict import Usage, Verdict
 CACHE_FORMAT = 1
 SECONDS_PER_DAY = 86_400.0
 
+_INSERT = "INSERT OR REPLACE INTO verdicts VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
 _KEYS_PER_QUERY = 500  # below SQLite's oldest limit on bound parameters (999)
 
 # Settings that change how long a call may take, not what the judge answers.
@@ -80,8 +82,23 @@ class CacheError(Exception):
 class VerdictCache:
     """One connection to a cache file, usable from any thread (calls are serialised)."""
 
-    def __init__(self, path: Path, *, create: bool = True, busy_timeout: float = 30.0) -> None:
+    def __init__(
+        self,
+        path: Path,
+        *,
+        create: bool = True,
+        busy_timeout: float = 30.0,
+        batch: int = 1,
+        batch_seconds: float = 0.5,
+    ) -> None:
+        """``batch`` > 1 writes verdicts in transactions of up to that many, each at most
+        ``batch_seconds`` after its first verdict arrived (and the rest on ``flush``/``close``):
+        a commit costs five times an insert, and a run's verdicts arrive in bursts."""
         self.path = path
+        self._batch = batch
+        self._batch_seconds = batch_seconds
+        self._pending: list[tuple[Any, ...]] = []
+        self._pending_since = 0.0
         if create:
             path.parent.mkdir(parents=True, exist_ok=True)
         elif not path.is_file():
@@ -153,10 +170,11 @@ class VerdictCache:
         return found
 
     def put(self, key: str, verdict: Verdict, model: str, usage: Usage, benchmark: str, case_id: str) -> bool:
-        """Store a verdict under ``key`` in one atomic transaction (last writer wins).
+        """Store a verdict under ``key`` in an atomic transaction (last writer wins).
 
         A write that fails (disk full, a lock held past the busy timeout) costs a future cache
-        hit, never the verdict: it is recorded in ``write_errors`` and ``False`` is returned.
+        hit, never the verdict: it is recorded in ``write_errors``, and ``False`` is returned
+        when the write was not deferred to a batch.
         """
         now = time.time()
         row = (
@@ -171,11 +189,34 @@ class VerdictCache:
             now,
         )
         with self._lock:
-            try:
-                self._db.execute("INSERT OR REPLACE INTO verdicts VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", row)
-            except sqlite3.Error as exc:
-                self.write_errors.append(f"{benchmark}::{case_id}: {exc}")
-                return False
+            if not self._pending:
+                self._pending_since = time.monotonic()
+            self._pending.append(row)
+            due = len(self._pending) >= self._batch
+            due = due or time.monotonic() - self._pending_since >= self._batch_seconds
+            return self._write_pending() if due else True
+
+    def flush(self) -> bool:
+        """Write the verdicts a batch still holds; False if the write failed."""
+        with self._lock:
+            return self._write_pending()
+
+    def _write_pending(self) -> bool:
+        rows, self._pending = self._pending, []
+        if not rows:
+            return True
+        try:
+            if len(rows) == 1:
+                self._db.execute(_INSERT, rows[0])
+            else:
+                self._db.execute("BEGIN IMMEDIATE")
+                self._db.executemany(_INSERT, rows)
+                self._db.execute("COMMIT")
+        except sqlite3.Error as exc:
+            if self._db.in_transaction:
+                self._db.execute("ROLLBACK")
+            self.write_errors += [f"{row[2]}::{row[3]}: {exc}" for row in rows]
+            return False
         return True
 
     def stats(self) -> CacheStats:
@@ -212,8 +253,9 @@ class VerdictCache:
         return int(removed)
 
     def close(self) -> None:
-        """Record which entries this run used (one transaction), then close the connection."""
+        """Write pending verdicts, record which entries this run used, close the connection."""
         with self._lock:
+            self._write_pending()
             if self._touched:
                 now = time.time()
                 try:

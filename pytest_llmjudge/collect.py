@@ -39,7 +39,7 @@ class BenchmarkFile(pytest.File):
 
     def collect(self) -> Iterator[pytest.Item | pytest.Collector]:
         state = _state(self.config)
-        state.benchmark_files.add(self.nodeid)
+        state.found_benchmark_file(self.nodeid)
         display = display_path(self.path, self.config.rootpath)
         try:
             benchmark = spec.load_benchmark(self.path, display, self.config.rootpath)
@@ -62,9 +62,11 @@ class BenchmarkNode(pytest.Collector):
         requests = {}
         for case in self.benchmark.cases:
             requests[case.id] = compile_case(self.benchmark, self.sections, case, style)
-        yield PromptItem.from_parent(self, name=PROMPT_ITEM, requests=requests)
+        items: list[pytest.Item] = [PromptItem.from_parent(self, name=PROMPT_ITEM, requests=requests)]
         for case in self.benchmark.cases:
-            yield CaseItem.from_parent(self, name=case.id, case=case, request=requests[case.id])
+            items.append(CaseItem.from_parent(self, name=case.id, case=case, request=requests[case.id]))
+        state.collected(items)
+        yield from items
 
     def reportinfo(self) -> tuple[Path, int, str]:
         return self.path, self.benchmark.location.line - 1, self.benchmark.code

@@ -14,7 +14,7 @@ import concurrent.futures
 import contextlib
 import threading
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from collections.abc import AsyncIterator, Awaitable, Callable, Container, Iterable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Generic, Protocol, TypeVar
@@ -125,7 +125,7 @@ class Scheduler(Generic[T]):
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, name="llmjudge-scheduler", daemon=True)
         self._futures: dict[str, concurrent.futures.Future[T]] = {}
-        self._tasks: set[asyncio.Task[None]] = set()
+        self._tasks: dict[asyncio.Task[None], concurrent.futures.Future[T]] = {}
         self._slots: Slots | None = None
         self._closed = False
         self._finalizers: list[Callable[[], None]] = []
@@ -157,8 +157,8 @@ class Scheduler(Generic[T]):
                 continue  # cancelled before it started (-x, Ctrl-C)
             self.progress.total += 1
             task = self._loop.create_task(self._run(job, self._slots, future))
-            self._tasks.add(task)
-            task.add_done_callback(self._tasks.discard)
+            self._tasks[task] = future
+            task.add_done_callback(self._forget)
 
     async def _run(self, job: Job[T], slots: Slots, future: concurrent.futures.Future[T]) -> None:
         try:
@@ -199,20 +199,24 @@ class Scheduler(Generic[T]):
             if shown:
                 self._waiting.resumed()
 
-    def cancel_pending(self) -> int:
-        """Cancel every job not yet finished; returns how many were cancelled."""
+    def cancel_pending(self, keep: Container[str] = ()) -> int:
+        """Cancel every job not yet finished but those in ``keep``; returns how many were cancelled."""
         cancelled = 0
-        for future in list(self._futures.values()):
-            if not future.done():
+        for key, future in list(self._futures.items()):
+            if key not in keep and not future.done():
                 future.cancel()
                 cancelled += 1
         if self._thread.is_alive():
             self._loop.call_soon_threadsafe(self._cancel_tasks)
         return cancelled
 
+    def _forget(self, task: asyncio.Task[None]) -> None:
+        self._tasks.pop(task, None)
+
     def _cancel_tasks(self) -> None:
-        for task in list(self._tasks):
-            task.cancel()
+        for task, future in list(self._tasks.items()):
+            if future.cancelled():
+                task.cancel()
 
     def on_close(self, finalizer: Callable[[], None]) -> None:
         """Call ``finalizer`` once the loop has stopped (closing resources the jobs used)."""

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
 
 STATE = pytest.StashKey["RunState"]()
 _CACHE = pytest.StashKey["VerdictCache"]()
+_CACHE_BATCH, _CACHE_BATCH_SECONDS = 64, 0.5  # verdicts per cache transaction, at most this late
 NO_MODEL_MESSAGE = (
     "{count} case(s) need a judge model and none is configured; nothing was sent to any model.\n"
     "Set one (highest precedence first):\n"
@@ -65,11 +66,19 @@ class RunState:
     _local_servers: dict[str, Any] = field(default_factory=dict)
     local_urls: dict[str, str] = field(default_factory=dict)
     frozen: bool = False
+    _early: bool | None = None  # judge calls start as benchmarks are collected (see ``collected``)
 
     def __post_init__(self) -> None:
         gcfreeze.opened(self)
 
     # -- collection -------------------------------------------------------------------------
+
+    def found_benchmark_file(self, nodeid: str) -> None:
+        if not self.benchmark_files and not self.frozen:
+            # What is alive now (pytest, plugins, the judge's libraries) lives as long as the
+            # process: full collections during collection need not walk it again.
+            self.frozen = gcfreeze.freeze()
+        self.benchmark_files.add(nodeid)
 
     def register(self, benchmark: spec.Benchmark) -> None:
         """Record a benchmark's code; a second file with the same code is an error naming both."""
@@ -82,6 +91,18 @@ class RunState:
                 f"duplicate benchmark code '{benchmark.code}' (also defined at {first})",
                 "benchmark codes must be unique across the suite",
             )
+
+    def collected(self, items: list[pytest.Item]) -> None:
+        """A benchmark's items exist: when nothing can deselect them, their judge calls start now,
+        overlapping the collection of the other files."""
+        if self._early is None:
+            self._early = selection_is_final(self.config)
+        if not self._early:
+            return
+        try:
+            self.schedule(items)
+        except pytest.UsageError:
+            self._early = False  # no usable judge: the run loop reports it, with every case counted
 
     def prompt_style(self, benchmark: spec.Benchmark) -> str:
         judge = benchmark.spec.judge
@@ -184,7 +205,7 @@ class RunState:
 
     def _start_jobs(self, judged: list[tuple[CaseItem, JudgeConfig]]) -> None:
         """Outcomes the cache settles now (one lookup for all); the rest go to the scheduler."""
-        from .judge import judge_once
+        from .judge import judge_once, load_llmjudge
         from .judging import CaseJob, RetryPolicy, judge_uncached, settle_from_cache
 
         def case_job(item: CaseItem, config: JudgeConfig) -> CaseJob:
@@ -208,6 +229,7 @@ class RunState:
 
             pending.append((item.nodeid, run))
         if pending:
+            load_llmjudge()
             self._scheduler().start(pending)
 
     def _verdict_cache(self) -> VerdictCache | None:
@@ -218,7 +240,8 @@ class RunState:
             from .cache import CacheError, VerdictCache
 
             try:
-                cache = VerdictCache(self.config.rootpath / self.settings.cache_path)
+                path = self.config.rootpath / self.settings.cache_path
+                cache = VerdictCache(path, batch=_CACHE_BATCH, batch_seconds=_CACHE_BATCH_SECONDS)
             except CacheError as exc:
                 raise pytest.UsageError(f"--llmjudge-cache-path: {exc}") from None
             self.config.stash[_CACHE] = cache
@@ -300,9 +323,11 @@ class RunState:
         if session.config.option.collectonly:
             return
         if self.benchmark_files:
-            self.frozen = gcfreeze.freeze()  # the collected suite lives until the end: spare it from gc
+            self.frozen = gcfreeze.freeze()  # so does the collected suite
         if hasattr(session.config, "workerinput"):
             return
+        if self.scheduler is not None:  # started during collection: keep only what was selected
+            self.scheduler.cancel_pending(keep={item.nodeid for item in session.items})
         self.schedule(session.items)
 
     @pytest.hookimpl(tryfirst=True)
@@ -420,6 +445,32 @@ class RunState:
                 "benchmark's threshold (shown above and in JUnit); gates decide the exit status.",
                 yellow=True,
             )
+
+
+# Plugins whose pytest_collection_modifyitems only deselects through the options checked below
+# (or never): pytest's -k/-m, --deselect, --lf, fixture reordering, syrupy, this plugin.
+_SELECTION_PLUGINS = ("_pytest.mark", "_pytest.main", "_pytest.fixtures", "_pytest.cacheprovider", "syrupy")
+
+
+def selection_is_final(config: pytest.Config) -> bool:
+    """Whether every collected item will run: no option or plugin can deselect any, and no
+    xdist process hands out the items (each worker judges only what it is sent)."""
+    option = config.option
+    if option.collectonly or getattr(option, "setuponly", False) or getattr(option, "setupplan", False):
+        return False
+    if hasattr(config, "workerinput") or config.getoption("numprocesses", None):
+        return False
+    if option.keyword or option.markexpr or getattr(option, "deselect", None):
+        return False
+    if any("::" in arg for arg in config.args):
+        return False  # node ids pick items out of a collected file
+    if config.getoption("lf", False):
+        return False
+    for impl in config.hook.pytest_collection_modifyitems.get_hookimpls():
+        module = getattr(impl.function, "__module__", "") or ""
+        if module.split(".")[0] != "pytest_llmjudge" and module not in _SELECTION_PLUGINS:
+            return False  # a conftest or plugin that may deselect items
+    return True
 
 
 def _queued_on_worker(config: pytest.Config, session: pytest.Session) -> list[pytest.Item]:

@@ -75,6 +75,43 @@ def test_many_keys_are_looked_up_together(tmp_path: Path) -> None:
     cache.close()
 
 
+def test_batched_writes_commit_together_and_on_close(tmp_path: Path) -> None:
+    cache = VerdictCache(tmp_path / "c.sqlite", batch=3, batch_seconds=60)
+    reader = VerdictCache(tmp_path / "c.sqlite")
+    for n in range(2):
+        assert cache.put(f"k{n}", VERDICT, "m", Usage(), "B1", f"c{n}")
+    assert reader.get_many(["k0", "k1"]) == {}  # held for the batch
+    cache.put("k2", VERDICT, "m", Usage(), "B1", "c2")
+    assert sorted(reader.get_many(["k0", "k1", "k2"])) == ["k0", "k1", "k2"]  # one transaction
+    cache.put("k3", VERDICT, "m", Usage(), "B1", "c3")
+    cache.close()
+    assert reader.get("k3") is not None  # closing writes what a batch still held
+    reader.close()
+
+
+def test_a_batch_is_written_once_it_is_old_enough(tmp_path: Path) -> None:
+    cache = VerdictCache(tmp_path / "c.sqlite", batch=100, batch_seconds=0.05)
+    reader = VerdictCache(tmp_path / "c.sqlite")
+    cache.put("first", VERDICT, "m", Usage(), "B1", "c1")
+    time.sleep(0.06)
+    cache.put("late", VERDICT, "m", Usage(), "B1", "c2")
+    assert sorted(reader.get_many(["first", "late"])) == ["first", "late"]
+    cache.close()
+    reader.close()
+
+
+def test_a_failed_batch_names_every_case_it_held(tmp_path: Path) -> None:
+    cache = VerdictCache(tmp_path / "c.sqlite", batch=2)
+    cache._db.execute("PRAGMA busy_timeout = 50")
+    blocker = sqlite3.connect(tmp_path / "c.sqlite", timeout=0)
+    blocker.execute("BEGIN EXCLUSIVE")
+    cache.put("a", VERDICT, "m", Usage(), "B1", "c1")
+    assert not cache.put("b", VERDICT, "m", Usage(), "B1", "c2")
+    blocker.rollback()
+    assert [e.split(":")[:3] for e in cache.write_errors] == [["B1", "", "c1"], ["B1", "", "c2"]]
+    cache.close()
+
+
 def test_the_file_is_in_wal_mode(tmp_path: Path) -> None:
     VerdictCache(tmp_path / "c.sqlite").close()
     with sqlite3.connect(tmp_path / "c.sqlite") as db:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import os
 import re
 import shutil
 import socket
@@ -21,15 +22,17 @@ pytestmark = [
 ]
 
 
-def local_server_pids() -> set[int]:
+def local_server_pids(cwd: Path) -> set[int]:
+    """Live local-judge servers started from ``cwd`` (not those of tests running beside this one)."""
     pids = set()
     for entry in Path("/proc").glob("[0-9]*"):
         try:
             cmdline = (entry / "cmdline").read_bytes()
             state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+            started_in = Path(os.readlink(entry / "cwd"))
         except OSError:
             continue
-        if b"pytest_llmjudge.local_server" in cmdline and state != "Z":
+        if b"pytest_llmjudge.local_server" in cmdline and state != "Z" and started_in == cwd:
             pids.add(int(entry.name))
     return pids
 
@@ -43,7 +46,6 @@ def refuses(port: int) -> bool:
 def test_example_suite_with_the_local_judge(pytester: pytest.Pytester) -> None:
     for folder in ("benchmarks", "rubrics", "evaluators", "data"):
         shutil.copytree(REPO / folder, pytester.path / folder)
-    before = local_server_pids()
     args = ("benchmarks", "--llmjudge-model", "local", "-p", "no:cacheprovider", "--junitxml=first.xml")
     first = pytester.runpytest_subprocess(*args, timeout=540)
     out = first.stdout.str()
@@ -62,10 +64,10 @@ def test_example_suite_with_the_local_judge(pytester: pytest.Pytester) -> None:
     assert re.search(r"judge: \d+ verdict\(s\), ([89]|1\d) model call\(s\), 0 cache hit\(s\)", out)
     port = int(re.search(r"served at http://127\.0\.0\.1:(\d+)", out).group(1))
     # Nothing is left behind: no server process, the port is closed.
-    assert local_server_pids() == before
+    assert not local_server_pids(pytester.path)
     assert refuses(port)
 
     second = pytester.runpytest_subprocess(*args[:-1], "--junitxml=second.xml", timeout=300)
     assert re.search(r"0 model call\(s\), 8 cache hit\(s\)", second.stdout.str())
     assert second.parseoutcomes() == first.parseoutcomes()
-    assert local_server_pids() == before
+    assert not local_server_pids(pytester.path)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import json
 import os
 import signal
 import subprocess
@@ -346,3 +347,76 @@ def test_plugin_import_stays_light() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=Path.cwd()
     )
     assert done.stdout.strip() == "none"
+
+
+# -- judge calls start while collection goes on, when nothing can deselect -----------------------
+
+# Collecting B-SLEEP2 waits (up to WAIT seconds) for a judge call, then notes what it saw.
+WATCH_COLLECTION = """
+
+import os
+import time
+
+
+def pytest_collectstart(collector):
+    if collector.name == "B-SLEEP2.yaml":
+        deadline = time.monotonic() + float(os.environ.get("WAIT", "5"))
+        while not (HERE / "calls.log").exists() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        (HERE / "seen.txt").write_text("judging" if (HERE / "calls.log").exists() else "idle")
+"""
+
+
+def judged(pytester: pytest.Pytester) -> list[str]:
+    """The candidate outputs the judge was sent, sorted."""
+    return sorted(json.loads(line)["CANDIDATE_OUTPUT"] for line in calls(pytester))
+
+
+def two_files(pytester: pytest.Pytester, extra_conftest: str = "") -> None:
+    sleepy_project(pytester, ["one", "two"], code="B-SLEEP1")
+    sleepy_project(pytester, ["three", "four"], code="B-SLEEP2")
+    pytester.makeconftest(SLEEPY_CONFTEST + WATCH_COLLECTION + extra_conftest)
+
+
+def test_calls_start_while_later_benchmark_files_are_collected(pytester: pytest.Pytester) -> None:
+    two_files(pytester)
+    run(pytester).assert_outcomes(passed=6)
+    assert (pytester.path / "seen.txt").read_text() == "judging"
+    assert judged(pytester) == ["four", "one", "three", "two"]  # each case once
+
+
+@pytest.mark.parametrize(
+    ("selection", "expected"),
+    [
+        (["-k", "c00"], ["one", "three"]),
+        (["-m", "not slow"], ["four", "one", "three", "two"]),
+        (["--deselect", "benchmarks/B-SLEEP1.yaml::B-SLEEP1::c01"], ["four", "one", "three"]),
+        (["--collect-only"], []),
+        (["benchmarks/B-SLEEP1.yaml::B-SLEEP1::c00", "benchmarks/B-SLEEP2.yaml"], ["four", "one", "three"]),
+    ],
+)
+def test_no_call_starts_before_the_selection_is_known(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, selection: list[str], expected: list[str]
+) -> None:
+    monkeypatch.setenv("WAIT", "0.3")
+    two_files(pytester)
+    run(pytester, *selection)
+    assert (pytester.path / "seen.txt").read_text() == "idle"
+    assert judged(pytester) == expected  # a deselected case is never judged
+
+
+def test_a_conftest_that_deselects_keeps_early_calls_off(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("WAIT", "0.3")
+    deselect = """
+
+def pytest_collection_modifyitems(config, items):
+    kept = [item for item in items if not item.nodeid.endswith("::c01")]
+    config.hook.pytest_deselected(items=[item for item in items if item not in kept])
+    items[:] = kept
+"""
+    two_files(pytester, deselect)
+    run(pytester).assert_outcomes(passed=4, deselected=2)
+    assert (pytester.path / "seen.txt").read_text() == "idle"
+    assert judged(pytester) == ["one", "three"]
