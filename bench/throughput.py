@@ -4,10 +4,12 @@ One run generates a benchmark suite of N cases and judges it with a ``FunctionMo
 sleeps L seconds (``asyncio.sleep``) and passes the case, then measures:
 
 (a) ``pytest benchmarks --llmjudge-concurrency C`` with an empty cache: wall time of the whole
-    pytest process (start-up, pydantic-ai import, collection, judging, exit), and its run
-    phase (end of collection to the last verdict), against the floor ceil(N/C)·L;
+    pytest process (start-up, pydantic-ai import, collection, judging, exit), median of
+    ``--cold-runs`` runs, and its judging phase (first call to last verdict), against the floor
+    ceil(N/C)·L;
 (b) pydantic-evals ``Dataset.evaluate`` with ``LLMJudge`` on the same model, cases and
-    ``max_concurrency=C``: wall time of the whole script, and of the ``evaluate`` call alone;
+    ``max_concurrency=C``: wall time of the whole script, and of the ``evaluate`` call alone
+    (as many runs as (a), each right after one of them: both see the same machine);
 (c) the same ``pytest benchmarks`` again, every verdict cached: wall time and model calls,
     with the compiled-prompt snapshots checked (syrupy on, as users run it) and without;
 (d) start-up time the plugin adds to a pytest run that collects no benchmark: median over
@@ -25,6 +27,7 @@ import json
 import math
 import os
 import platform
+import shutil
 import statistics
 import subprocess
 import sys
@@ -66,7 +69,7 @@ Respond ONLY with compact JSON: {"pass": true|false, "reason": "<50-200 characte
 """
 
 # The judge of every measured run: sleeps LATENCY seconds, then passes the case. It counts its
-# calls and notes when the last one ended (for the run phase of (a)).
+# calls and notes when the first one started and the last one ended (the judging phase of (a)).
 JUDGE_MODULE = """\
 import asyncio
 import os
@@ -77,11 +80,13 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 LATENCY = float(os.environ["BENCH_LATENCY"])
 CALLS = [0]
+FIRST_START = [0.0]
 LAST_END = [0.0]
 
 
 async def judge(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
     CALLS[0] += 1
+    FIRST_START[0] = FIRST_START[0] or time.time()
     await asyncio.sleep(LATENCY)
     LAST_END[0] = time.time()
     args = {"pass": True, "reason": "every negated finding stays absent in the output", "score": 1.0}
@@ -94,23 +99,16 @@ MODEL = FunctionModel(judge, model_name="sleepy-judge")
 CONFTEST = """\
 import json
 import os
-import time
 
-from sleepy_judge import CALLS, LAST_END, MODEL
-
-COLLECTED = [0.0]
+from sleepy_judge import CALLS, FIRST_START, LAST_END, MODEL
 
 
 def pytest_llmjudge_model(config):
     return MODEL
 
 
-def pytest_collection_finish(session):
-    COLLECTED[0] = time.time()
-
-
 def pytest_unconfigure(config):
-    record = {"calls": CALLS[0], "collected": COLLECTED[0], "last_verdict": LAST_END[0]}
+    record = {"calls": CALLS[0], "first_call": FIRST_START[0], "last_verdict": LAST_END[0]}
     with open(os.environ["BENCH_RECORD"], "w") as out:
         json.dump(record, out)
 """
@@ -207,6 +205,8 @@ def environment(root: Path, latency: float) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("LLMJUDGE_", "PYTEST_"))}
     env.update(BENCH_LATENCY=str(latency), BENCH_RECORD=str(root / "record.json"), PYTHONPATH=str(root))
     env.pop("CI", None)
+    # Measured as installed Python runs: modules compiled once and read from __pycache__ after.
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     return env
 
 
@@ -223,8 +223,13 @@ def run_pytest(root: Path, env: dict[str, str], *args: str) -> Run:
     if not record.exists():
         return Run(seconds, 0)
     data = json.loads(record.read_text())
-    phase = data["last_verdict"] - data["collected"] if data["last_verdict"] else 0.0
+    phase = data["last_verdict"] - data["first_call"] if data["last_verdict"] else 0.0
     return Run(seconds, int(data["calls"]), phase)
+
+
+def _median_run(runs: list[Run]) -> Run:
+    """The run of median wall time (the middle one of an odd number)."""
+    return sorted(runs, key=lambda run: run.seconds)[(len(runs) - 1) // 2]
 
 
 def run_evaluate(root: Path, env: dict[str, str], concurrency: int) -> Run:
@@ -266,6 +271,9 @@ def main() -> None:
     parser.add_argument("--latency", type=float, default=0.25, help="L, seconds per call (default 0.25)")
     parser.add_argument("--concurrency", type=int, default=32, help="C, judge calls in flight (default 32)")
     parser.add_argument("--per-file", type=int, default=50, help="cases per benchmark file (default 50)")
+    parser.add_argument(
+        "--cold-runs", type=int, default=3, help="runs of (a) and (b), medians reported (default 3)"
+    )
     parser.add_argument("--cached-runs", type=int, default=3, help="runs of (c), median reported (default 3)")
     parser.add_argument("--startup-pairs", type=int, default=21, help="run pairs for (d) (default 21)")
     args = parser.parse_args()
@@ -278,8 +286,12 @@ def main() -> None:
         # Accept the compiled-prompt snapshots once, as a user does before judging.
         run_pytest(root, env, "benchmarks", "-k", "prompt", "--snapshot-update")
         judged = ["benchmarks", f"--llmjudge-concurrency={args.concurrency}"]
-        cold = run_pytest(root, env, *judged)
-        evaluate = run_evaluate(root, env, args.concurrency)
+        colds, evaluates = [], []
+        for _ in range(args.cold_runs):  # interleaved, so that both see the same machine
+            shutil.rmtree(root / ".llmjudge", ignore_errors=True)
+            colds.append(run_pytest(root, env, *judged))
+            evaluates.append(run_evaluate(root, env, args.concurrency))
+        cold, evaluate = _median_run(colds), _median_run(evaluates)
         cached = [run_pytest(root, env, *judged) for _ in range(args.cached_runs)]
         bare = [run_pytest(root, env, *judged, "-p", "no:syrupy") for _ in range(args.cached_runs)]
         one = root / "benchmarks" / "B-0000.yaml::B-0000::case-00000"
@@ -292,9 +304,17 @@ def main() -> None:
     fixed_s = statistics.median(r.seconds for r in fixed)
     rows = [
         ("floor ceil(N/C)*L", floor, ""),
-        ("(a) pytest benchmarks, empty cache", cold.seconds, f"{cold.calls} model calls"),
-        ("    run phase: collected -> last verdict", cold.run_phase, ""),
-        ("(b) Dataset.evaluate + LLMJudge, process", evaluate.seconds, f"{evaluate.calls} model calls"),
+        (
+            "(a) pytest benchmarks, empty cache",
+            cold.seconds,
+            f"median of {len(colds)}; {cold.calls} model calls",
+        ),
+        ("    judging: first call -> last verdict", cold.run_phase, "calls start while files are collected"),
+        (
+            "(b) Dataset.evaluate + LLMJudge, process",
+            evaluate.seconds,
+            f"median of {len(evaluates)}; {evaluate.calls} model calls",
+        ),
         ("    the evaluate() call alone", evaluate.run_phase, "imports, start-up and exit not counted"),
         ("(c) pytest benchmarks, all cached", cached_s, f"median of {len(cached)}"),
         ("    the same with -p no:syrupy", bare_s, f"median of {len(bare)}; {cached_calls} calls in all (c)"),
@@ -315,8 +335,10 @@ def main() -> None:
     print()
     print(
         f"(a)/(b): whole processes {cold.seconds / evaluate.seconds:.2f}, "
-        f"run phase / evaluate() call {cold.run_phase / evaluate.run_phase:.2f}"
+        f"judging phase / evaluate() call {cold.run_phase / evaluate.run_phase:.2f}"
     )
+    spread = ", ".join(f"{r.seconds:.2f}" for r in colds)
+    print(f"(a) runs: {spread} s; (b) runs: {', '.join(f'{r.seconds:.2f}' for r in evaluates)} s")
     print(f"targets: (a) <= {1.2 * floor:.2f} s and < (b); (c) <= 3 s with 0 calls; (d) <= 30 ms")
 
 

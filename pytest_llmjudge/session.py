@@ -12,21 +12,19 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from . import gcfreeze
-from .errors import SpecError
-from .gates import BenchmarkGate, CaseRecord, RubricGate, benchmark_gates, rubric_gates
-from .records import case_record, junit_properties
-from .report import JudgeErrored, Stats, benchmark_table, rubric_table, write_review_file
 from .settings import RunSettings
-from .verdict import JudgeFailure, Outcome
 
 if TYPE_CHECKING:
     from . import spec
     from .cache import VerdictCache
     from .collect import CaseItem
     from .compile import CompiledRequest
+    from .gates import BenchmarkGate, CaseRecord, RubricGate
     from .judge import JudgeConfig
     from .progress import StatusLine
+    from .report import Stats
     from .scheduler import Scheduler, Slots
+    from .verdict import Outcome
 
 STATE = pytest.StashKey["RunState"]()
 _CACHE = pytest.StashKey["VerdictCache"]()
@@ -53,7 +51,7 @@ class RunState:
     records: list[CaseRecord] = field(default_factory=list)
     failed_nodeids: set[str] = field(default_factory=set)
     tolerated_failures: set[str] = field(default_factory=set)
-    stats: Stats = field(default_factory=Stats)
+    stats: Stats = field(default_factory=lambda: _new_stats())
     outcomes: dict[str, Outcome] = field(default_factory=dict)
     scheduler: Scheduler[Outcome] | None = None
     benchmark_results: list[BenchmarkGate] = field(default_factory=list)
@@ -85,6 +83,8 @@ class RunState:
         where = f"{benchmark.location.path}:{benchmark.location.line}"
         first = self.codes.setdefault(benchmark.code, where)
         if first != where:
+            from .errors import SpecError
+
             raise SpecError(
                 benchmark.location,
                 "code",
@@ -282,6 +282,7 @@ class RunState:
 
     def _run_checks(self, item: CaseItem) -> Outcome:
         from .checks import CheckConfigError, run_checks
+        from .verdict import JudgeFailure, Outcome
 
         try:
             verdict = run_checks(item.case, list(item.benchmark.spec.checks or ()))
@@ -342,6 +343,9 @@ class RunState:
         report = yield
         if not self.benchmark_files:
             return report  # not a benchmark item, and collect.py (pydantic, yaml) stays unimported
+        from .records import case_record, junit_properties
+        from .report import JudgeErrored
+
         if call.excinfo is not None and call.when == "setup" and call.excinfo.errisinstance(JudgeErrored):
             report.longrepr = item.repr_failure(call.excinfo)  # pytest shows setup errors as tracebacks
         record = case_record(item, report)
@@ -354,6 +358,8 @@ class RunState:
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         data = getattr(report, "llmjudge", None)
         if data is not None:
+            from .gates import CaseRecord
+
             record = CaseRecord.from_dict(data)
             self.records.append(record)
             self._count(record)
@@ -386,6 +392,9 @@ class RunState:
         self.close()
         if hasattr(self.config, "workerinput") or not self.records:
             return
+        from .gates import benchmark_gates
+        from .report import write_review_file
+
         self.benchmark_results = benchmark_gates(self.records)
         self.rubric_results = self._rubric_gates()
         review_path = self.config.rootpath / self.settings.review_file
@@ -394,6 +403,8 @@ class RunState:
 
     def _rubric_gates(self) -> list[RubricGate]:
         folder = self.config.rootpath / str(self.config.getini("llmjudge_rubrics"))
+        from .gates import rubric_gates
+
         results, errors = rubric_gates(folder, self.config.rootpath, self.benchmark_results)
         self.rubric_errors += errors
         return results
@@ -419,6 +430,8 @@ class RunState:
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if not self.benchmark_results:
             return
+        from .report import benchmark_table, rubric_table
+
         write = terminalreporter.write_line
         terminalreporter.section("llmjudge gates")
         for line in benchmark_table(self.benchmark_results):
@@ -471,6 +484,12 @@ def selection_is_final(config: pytest.Config) -> bool:
         if module.split(".")[0] != "pytest_llmjudge" and module not in _SELECTION_PLUGINS:
             return False  # a conftest or plugin that may deselect items
     return True
+
+
+def _new_stats() -> Stats:
+    from .report import Stats  # loaded only by sessions that judge (keeps plain runs light)
+
+    return Stats()
 
 
 def _queued_on_worker(config: pytest.Config, session: pytest.Session) -> list[pytest.Item]:
