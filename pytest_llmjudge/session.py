@@ -51,7 +51,6 @@ class RunState:
     records: list[CaseRecord] = field(default_factory=list)
     failed_nodeids: set[str] = field(default_factory=set)
     tolerated_failures: set[str] = field(default_factory=set)
-    stats: Stats = field(default_factory=lambda: _new_stats())
     outcomes: dict[str, Outcome] = field(default_factory=dict)
     scheduler: Scheduler[Outcome] | None = None
     benchmark_results: list[BenchmarkGate] = field(default_factory=list)
@@ -66,8 +65,19 @@ class RunState:
     frozen: bool = False
     _early: bool | None = None  # judge calls start as benchmarks are collected (see ``collected``)
 
+    _stats: Stats | None = None
+
     def __post_init__(self) -> None:
         gcfreeze.opened(self)
+
+    @property
+    def stats(self) -> Stats:
+        """The run's judge counts; created on first use (``report`` stays unimported in plain runs)."""
+        if self._stats is None:
+            from .report import Stats
+
+            self._stats = Stats()
+        return self._stats
 
     # -- collection -------------------------------------------------------------------------
 
@@ -484,12 +494,6 @@ def selection_is_final(config: pytest.Config) -> bool:
         if module.split(".")[0] != "pytest_llmjudge" and module not in _SELECTION_PLUGINS:
             return False  # a conftest or plugin that may deselect items
     return True
-
-
-def _new_stats() -> Stats:
-    from .report import Stats  # loaded only by sessions that judge (keeps plain runs light)
-
-    return Stats()
 
 
 def _queued_on_worker(config: pytest.Config, session: pytest.Session) -> list[pytest.Item]:
