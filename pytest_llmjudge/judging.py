@@ -1,4 +1,7 @@
-"""One case from compiled request to ``Outcome``: cache, concurrency slot, retries, timeout.
+"""Cases from compiled request to ``Outcome``: cache, concurrency slot, retries, timeout.
+
+``settle_from_cache`` decides every case the cache can, all in one lookup; ``judge_uncached``
+judges each of the others, holding a concurrency slot while it calls the model.
 
 Transient failures (rate limits, 5xx, timeouts, connection resets, output that does not
 validate) retry with exponential backoff and jitter, honouring Retry-After, for a bounded
@@ -143,25 +146,6 @@ async def judge_uncached(
     if cache is not None and mode != "off" and outcome.verdict is not None:
         cache.put(job.cache_key(), outcome.verdict, outcome.model, outcome.usage, job.benchmark, job.case_id)
     return outcome
-
-
-async def judge_case(
-    job: CaseJob,
-    slots: Slots,
-    policy: RetryPolicy,
-    cache: VerdictCache | None,
-    mode: str,
-    sleep: Sleep = asyncio.sleep,
-) -> Outcome:
-    """A case's outcome under cache ``mode`` (use, off, refresh, replay).
-
-    A hit never takes a concurrency slot; ``replay`` never calls the model (a miss is an
-    error naming the case); only verdicts are written, never errors.
-    """
-    settled = settle_from_cache([job], cache, mode)[0]
-    if settled is not None:
-        return settled
-    return await judge_uncached(job, slots, policy, cache, mode, sleep)
 
 
 def tally(outcome: Outcome, progress: Progress) -> None:

@@ -17,7 +17,7 @@ from conftest import Suite
 from pytest_llmjudge.cache import CACHE_FORMAT, CacheError, VerdictCache, cache_key
 from pytest_llmjudge.cli import main as cli_main
 from pytest_llmjudge.compile import CompiledRequest
-from pytest_llmjudge.judging import CaseJob, RetryPolicy, judge_case
+from pytest_llmjudge.judging import CaseJob, RetryPolicy, judge_uncached, settle_from_cache
 from pytest_llmjudge.scheduler import Progress, Slots
 from pytest_llmjudge.verdict import JudgeFailure, Outcome, Usage, Verdict
 
@@ -227,7 +227,10 @@ def outcome_of(
 
     async def run() -> Outcome:
         job = CaseJob("B1", "c1", REQUEST, call, "fake:judge", {"temperature": 0.0})
-        return await judge_case(job, Slots(4, None, Progress()), RetryPolicy(attempts=1), cache, mode)
+        settled = settle_from_cache([job], cache, mode)[0]  # as a run does, for all its cases at once
+        if settled is not None:
+            return settled
+        return await judge_uncached(job, Slots(4, None, Progress()), RetryPolicy(attempts=1), cache, mode)
 
     return asyncio.run(run()), calls
 
