@@ -298,6 +298,8 @@ class RunState:
             verdict = run_checks(item.case, list(item.benchmark.spec.checks or ()))
         except CheckConfigError as exc:
             return Outcome(None, JudgeFailure("check-config", str(exc)), "checks")
+        except Exception as exc:  # a check function that raises errors its case, not the run
+            return Outcome(None, JudgeFailure("check-error", f"{type(exc).__name__}: {exc}"), "checks")
         return Outcome(verdict, None, "checks")
 
     def outcome(self, item: CaseItem) -> Outcome:

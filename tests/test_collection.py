@@ -277,3 +277,28 @@ def test_everything_in_the_format_loads_and_runs(suite: Suite) -> None:
     )
     result.assert_outcomes(passed=5, skipped=1)
     assert result.ret == 0
+
+
+def test_a_check_function_that_raises_errors_its_case_only(suite: Suite) -> None:
+    suite.write(
+        "checks_mod.py",
+        "def strict(ctx):\n    if 'boom' in str(ctx.output):\n        raise ValueError('cannot read it')\n"
+        "    return True\n",
+    )
+    suite.benchmark(
+        "A-PY1",
+        "code: A-PY1\nconcept: c\nevaluator_type: code\nchecks: [{type: python, function: 'checks_mod:strict'}]\n"
+        "cases:\n  - id: fine\n    candidate_output: hello\n  - id: broken\n    candidate_output: boom\n",
+    )
+    suite.benchmark("A-OK1", GOOD)
+    suite.pytester.syspathinsert()
+    result = suite.run("benchmarks", "-v")
+    result.stdout.fnmatch_lines_random(
+        [
+            "benchmarks/a/A-PY1.yaml::A-PY1::fine PASSED*",
+            "benchmarks/a/A-PY1.yaml::A-PY1::broken ERROR*",
+            "benchmarks/a/A-OK1.yaml::A-OK1::says-hello PASSED*",
+            "*ValueError: cannot read it*",
+        ]
+    )
+    assert "INTERNALERROR" not in result.stdout.str()
