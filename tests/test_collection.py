@@ -287,7 +287,8 @@ def test_a_check_function_that_raises_errors_its_case_only(suite: Suite) -> None
     )
     suite.benchmark(
         "A-PY1",
-        "code: A-PY1\nconcept: c\nevaluator_type: code\nchecks: [{type: python, function: 'checks_mod:strict'}]\n"
+        "code: A-PY1\nconcept: c\nevaluator_type: code\n"
+        "checks: [{type: python, function: 'checks_mod:strict'}]\n"
         "cases:\n  - id: fine\n    candidate_output: hello\n  - id: broken\n    candidate_output: boom\n",
     )
     suite.benchmark("A-OK1", GOOD)
