@@ -92,7 +92,7 @@ class VerdictCache:
         batch_seconds: float = 0.5,
     ) -> None:
         """``batch`` > 1 writes verdicts in transactions of up to that many, each at most
-        ``batch_seconds`` after its first verdict arrived (and the rest on ``flush``/``close``):
+        ``batch_seconds`` after its first verdict arrived (and the rest on ``close``):
         a commit costs five times an insert, and a run's verdicts arrive in bursts."""
         self.path = path
         self._batch = batch
@@ -195,11 +195,6 @@ class VerdictCache:
             due = len(self._pending) >= self._batch
             due = due or time.monotonic() - self._pending_since >= self._batch_seconds
             return self._write_pending() if due else True
-
-    def flush(self) -> bool:
-        """Write the verdicts a batch still holds; False if the write failed."""
-        with self._lock:
-            return self._write_pending()
 
     def _write_pending(self) -> bool:
         rows, self._pending = self._pending, []

@@ -14,6 +14,7 @@ import asyncio
 import random
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from .cache import CachedVerdict, VerdictCache, cache_key
@@ -98,7 +99,9 @@ class CaseJob:
     model_name: str
     settings: Mapping[str, Any]
 
+    @cached_property
     def cache_key(self) -> str:
+        """Computed once: the lookup before scheduling and the write after the call share it."""
         return cache_key(self.request.digest, self.model_name, self.settings)
 
 
@@ -109,12 +112,11 @@ def settle_from_cache(jobs: Sequence[CaseJob], cache: VerdictCache | None, mode:
     queries); under ``replay`` a miss is an error naming the case, as no model is ever called.
     """
     found: dict[str, CachedVerdict] = {}
-    keys = [job.cache_key() for job in jobs] if cache is not None else []
     if cache is not None and mode in {"use", "replay"}:
-        found = cache.get_many(keys)
+        found = cache.get_many([job.cache_key for job in jobs])
     outcomes: list[Outcome | None] = []
-    for number, job in enumerate(jobs):
-        hit = found.get(keys[number]) if found else None
+    for job in jobs:
+        hit = found.get(job.cache_key) if found else None
         if hit is not None:
             outcomes.append(Outcome(hit.verdict, None, hit.model, True, 0))
         elif mode == "replay":
@@ -144,7 +146,7 @@ async def judge_uncached(
             job.request, job.call, policy, job.model_name, sleep, pace=slots.pace, back_off=slots.back_off
         )
     if cache is not None and mode != "off" and outcome.verdict is not None:
-        cache.put(job.cache_key(), outcome.verdict, outcome.model, outcome.usage, job.benchmark, job.case_id)
+        cache.put(job.cache_key, outcome.verdict, outcome.model, outcome.usage, job.benchmark, job.case_id)
     return outcome
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Generator
 from dataclasses import asdict, dataclass, field
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -18,12 +19,11 @@ if TYPE_CHECKING:
     from . import spec
     from .cache import VerdictCache
     from .collect import CaseItem
-    from .compile import CompiledRequest
     from .gates import BenchmarkGate, CaseRecord, RubricGate
     from .judge import JudgeConfig
     from .progress import StatusLine
     from .report import Stats
-    from .scheduler import Scheduler, Slots
+    from .scheduler import Job, Scheduler
     from .verdict import Outcome
 
 STATE = pytest.StashKey["RunState"]()
@@ -82,7 +82,7 @@ class RunState:
     # -- collection -------------------------------------------------------------------------
 
     def found_benchmark_file(self, nodeid: str) -> None:
-        if not self.benchmark_files and not self.frozen:
+        if not self.benchmark_files:
             # What is alive now (pytest, plugins, the judge's libraries) lives as long as the
             # process: full collections during collection need not walk it again.
             self.frozen = gcfreeze.freeze()
@@ -218,26 +218,27 @@ class RunState:
         from .judge import judge_once, load_llmjudge
         from .judging import CaseJob, RetryPolicy, judge_uncached, settle_from_cache
 
-        def case_job(item: CaseItem, config: JudgeConfig) -> CaseJob:
-            def call(request: CompiledRequest) -> Any:
-                return judge_once(request, config)
-
-            benchmark, case_id = item.benchmark.code, item.case.id
-            return CaseJob(benchmark, case_id, item.request, call, config.model_name, config.settings)
-
-        jobs = [case_job(item, config) for item, config in judged]
+        jobs = [
+            CaseJob(
+                item.benchmark.code,
+                item.case.id,
+                item.request,
+                partial(judge_once, config=config),
+                config.model_name,
+                config.settings,
+            )
+            for item, config in judged
+        ]
         cache, mode = self._verdict_cache(), self.settings.cache
         policy = RetryPolicy(attempts=self.settings.attempts, timeout=self.settings.timeout)
-        pending = []
+        pending: list[tuple[str, Job[Outcome]]] = []
         for (item, _), job, settled in zip(judged, jobs, settle_from_cache(jobs, cache, mode), strict=True):
             if settled is not None:
                 self.outcomes[item.nodeid] = settled
-                continue
-
-            async def run(slots: Slots, job: CaseJob = job) -> Outcome:
-                return await judge_uncached(job, slots, policy, cache, mode)
-
-            pending.append((item.nodeid, run))
+            else:
+                pending.append(
+                    (item.nodeid, partial(judge_uncached, job, policy=policy, cache=cache, mode=mode))
+                )
         if pending:
             load_llmjudge()
             self._scheduler().start(pending)
