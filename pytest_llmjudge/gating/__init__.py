@@ -1,0 +1,1 @@
+"""Pure gating: records, gates, statistics, calibration, exit-status policy (no pytest here)."""

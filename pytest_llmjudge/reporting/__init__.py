@@ -1,0 +1,1 @@
+"""Reporting: failure text, summary, JUnit properties, review and results files, HTML report."""
