@@ -1,0 +1,307 @@
+"""Release-gate statistics: pass-rate intervals and paired baseline comparisons.
+
+scipy, statsmodels and numpy are imported inside the functions that compute: the plugin loads in
+every pytest run, and most runs never reach a statistic.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any, Literal
+
+LOW_EVIDENCE_VERDICTS = 20
+DEFAULT_MARGIN = 0.05
+DEFAULT_ALPHA = 0.05
+DEFAULT_POWER = 0.8
+# The paired-difference interval is descriptive (the verdict comes from the exact test), so its
+# level stays fixed and the results file can label it without knowing alpha.
+DIFFERENCE_CONFIDENCE = 0.95
+
+Verdict = Literal["regression", "improvement", "no significant change", "inconclusive"]
+
+
+def _check_probability(name: str, value: float) -> None:
+    if not 0.0 < value < 1.0:
+        raise ValueError(f"{name} must lie strictly between 0 and 1, got {value!r}")
+
+
+def _z(probability: float) -> float:
+    """The standard normal quantile."""
+    from scipy.stats import norm  # type: ignore[import-untyped]
+
+    return float(norm.ppf(probability))
+
+
+def _clip(value: float, low: float, high: float) -> float:
+    return min(high, max(low, value))
+
+
+def wilson_interval(successes: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
+    """Wilson score interval for ``successes`` out of ``n``; (0, 1) when there is nothing to go on."""
+    _check_probability("confidence", confidence)
+    if not 0 <= successes <= n:
+        raise ValueError(f"need 0 <= successes <= n, got {successes} of {n}")
+    if n == 0:
+        return (0.0, 1.0)
+    from statsmodels.stats.proportion import proportion_confint  # type: ignore[import-untyped]
+
+    low, high = proportion_confint(successes, n, alpha=1.0 - confidence, method="wilson")
+    # Rounding can step a hair outside [0, 1] at 0 or n successes.
+    return (_clip(float(low), 0.0, 1.0), _clip(float(high), 0.0, 1.0))
+
+
+@dataclass(frozen=True)
+class RateInterval:
+    """A pass rate with its interval; ``method`` says which interval was used."""
+
+    rate: float
+    low: float
+    high: float
+    n_cases: int
+    n_samples: int
+    method: Literal["wilson", "cluster"]
+    low_evidence: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready values."""
+        return {
+            "rate": self.rate,
+            "low": self.low,
+            "high": self.high,
+            "n_cases": self.n_cases,
+            "n_samples": self.n_samples,
+            "method": self.method,
+            "low_evidence": self.low_evidence,
+        }
+
+
+def pass_rate_interval(samples_per_case: Sequence[Sequence[bool]], confidence: float = 0.95) -> RateInterval:
+    """Pass rate over all samples, with an interval that respects repeated samples of a case.
+
+    One sample per case: Wilson on the sample counts. Any case with more samples: repeats of a case
+    are not independent, so the interval is normal with the cluster-robust standard error over
+    cases (the intercept-only OLS sandwich with the usual G/(G-1) correction),
+    SE² = G/(G−1) · Σ_g (Σ_{i∈g} (x_i − x̄))² / N², with G cases and N samples, clipped to
+    [0, 1]. With equal sample counts this is the standard error of the per-case means. A single
+    case gives no spread between cases, hence (0, 1). Cases without samples are left out.
+    """
+    _check_probability("confidence", confidence)
+    cases = [list(samples) for samples in samples_per_case if len(samples) > 0]
+    n_cases = len(cases)
+    n_samples = sum(len(samples) for samples in cases)
+    low_evidence = n_samples < LOW_EVIDENCE_VERDICTS
+    passes = sum(sum(1 for sample in samples if sample) for samples in cases)
+    rate = passes / n_samples if n_samples else 0.0
+    if all(len(samples) == 1 for samples in cases):
+        low, high = wilson_interval(passes, n_samples, confidence)
+        return RateInterval(rate, low, high, n_cases, n_samples, "wilson", low_evidence)
+    if n_cases < 2:
+        return RateInterval(rate, 0.0, 1.0, n_cases, n_samples, "cluster", low_evidence)
+    import numpy as np
+
+    sums = np.array([sum(1 for sample in samples if sample) for samples in cases], dtype=float)
+    counts = np.array([len(samples) for samples in cases], dtype=float)
+    residual_sums = sums - counts * rate
+    variance = n_cases / (n_cases - 1) * float(np.sum(residual_sums**2)) / n_samples**2
+    half_width = _z(1.0 - (1.0 - confidence) / 2.0) * math.sqrt(variance)
+    return RateInterval(
+        rate,
+        _clip(rate - half_width, 0.0, 1.0),
+        _clip(rate + half_width, 0.0, 1.0),
+        n_cases,
+        n_samples,
+        "cluster",
+        low_evidence,
+    )
+
+
+@dataclass(frozen=True)
+class Unpaired:
+    """Case ids present in only one of the two runs (sorted)."""
+
+    baseline_only: tuple[str, ...]
+    candidate_only: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """One benchmark's paired baseline → candidate comparison, as the results file records it.
+
+    ``mde`` is infinite when no effect could reach significance at this size (``None`` in
+    ``to_dict``); ``difference`` and ``difference_ci`` are ``None`` without paired cases.
+    """
+
+    benchmark: str
+    baseline_pass_rate: float | None
+    candidate_pass_rate: float | None
+    difference: float | None
+    difference_ci: tuple[float, float] | None
+    b: int
+    c: int
+    p_value: float
+    p_adjusted: float
+    verdict: Verdict
+    unpaired: Unpaired
+    mde: float
+    n_paired: int
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready values (tuples as lists, an infinite MDE as null)."""
+        return {
+            "benchmark": self.benchmark,
+            "baseline_pass_rate": self.baseline_pass_rate,
+            "candidate_pass_rate": self.candidate_pass_rate,
+            "difference": self.difference,
+            "difference_ci": None if self.difference_ci is None else list(self.difference_ci),
+            "b": self.b,
+            "c": self.c,
+            "p_value": self.p_value,
+            "p_adjusted": self.p_adjusted,
+            "verdict": self.verdict,
+            "unpaired": {
+                "baseline_only": list(self.unpaired.baseline_only),
+                "candidate_only": list(self.unpaired.candidate_only),
+            },
+            "mde": self.mde if math.isfinite(self.mde) else None,
+            "n_paired": self.n_paired,
+        }
+
+
+def _rate(run: Mapping[str, bool]) -> float | None:
+    return sum(1 for passed in run.values() if passed) / len(run) if run else None
+
+
+def mcnemar_exact_p(b: int, c: int) -> float:
+    """Two-sided exact McNemar p-value: the discordant pairs against a fair coin; 1.0 without any."""
+    if b + c == 0:
+        return 1.0
+    from scipy.stats import binomtest
+
+    return float(binomtest(b, b + c, 0.5, alternative="two-sided").pvalue)
+
+
+def minimum_detectable_effect(differences: Sequence[int], *, alpha: float, power: float) -> float:
+    """The smallest |candidate − baseline| this run could detect; ``inf`` when none.
+
+    The larger of two bounds over the n paired cases:
+
+    - exact: b_min / n, where b_min is the smallest b ≤ n whose exact McNemar p with c = 0 is
+      below ``alpha`` (no split of n pairs can be significant with a smaller difference);
+      ``inf`` when no b ≤ n gets there;
+    - normal: (z_{1−α/2} + z_power) · sd(d) / √n, with sd the sample standard deviation
+      (ddof 1) of the observed paired differences d ∈ {−1, 0, 1}; ``inf`` below two pairs.
+    """
+    _check_probability("alpha", alpha)
+    _check_probability("power", power)
+    n = len(differences)
+    if n < 2:
+        return math.inf
+    exact = math.inf
+    # The p-value falls with b, so the first significant b is the smallest.
+    for discordant in range(1, n + 1):
+        if mcnemar_exact_p(discordant, 0) < alpha:
+            exact = discordant / n
+            break
+    import numpy as np
+
+    spread = float(np.std(np.array(differences, dtype=float), ddof=1))
+    normal = (_z(1.0 - alpha / 2.0) + _z(power)) * spread / math.sqrt(n)
+    return max(exact, normal)
+
+
+def _verdict(
+    p_adjusted: float, difference: float | None, mde: float, *, alpha: float, margin: float
+) -> Verdict:
+    if difference is not None and p_adjusted < alpha:
+        if difference < 0:
+            return "regression"
+        if difference > 0:
+            return "improvement"
+    # Not significant: that only clears the candidate when the run could have seen the margin.
+    return "inconclusive" if mde > margin else "no significant change"
+
+
+def _difference_interval(differences: Sequence[int]) -> tuple[float, float] | None:
+    n = len(differences)
+    if n == 0:
+        return None
+    if n == 1:
+        return (-1.0, 1.0)
+    import numpy as np
+
+    values = np.array(differences, dtype=float)
+    mean = float(np.mean(values))
+    half_width = _z(1.0 - (1.0 - DIFFERENCE_CONFIDENCE) / 2.0) * float(np.std(values, ddof=1)) / math.sqrt(n)
+    return (_clip(mean - half_width, -1.0, 1.0), _clip(mean + half_width, -1.0, 1.0))
+
+
+def compare_paired(
+    baseline: Mapping[str, bool],
+    candidate: Mapping[str, bool],
+    *,
+    benchmark: str = "",
+    margin: float = DEFAULT_MARGIN,
+    alpha: float = DEFAULT_ALPHA,
+    power: float = DEFAULT_POWER,
+) -> Comparison:
+    """Compare one benchmark's runs case by case (paired by case id); p_adjusted is p_value here.
+
+    b counts pass → fail, c fail → pass; the p-value is exact McNemar. Verdict: regression or
+    improvement when significant, else "inconclusive" when the minimum detectable effect exceeds
+    ``margin``, else "no significant change".
+    """
+    _check_probability("margin", margin)
+    paired = sorted(baseline.keys() & candidate.keys())
+    differences = [int(candidate[case]) - int(baseline[case]) for case in paired]
+    b = sum(1 for d in differences if d < 0)
+    c = sum(1 for d in differences if d > 0)
+    difference = sum(differences) / len(differences) if differences else None
+    p_value = mcnemar_exact_p(b, c)
+    mde = minimum_detectable_effect(differences, alpha=alpha, power=power)
+    return Comparison(
+        benchmark=benchmark,
+        baseline_pass_rate=_rate(baseline),
+        candidate_pass_rate=_rate(candidate),
+        difference=difference,
+        difference_ci=_difference_interval(differences),
+        b=b,
+        c=c,
+        p_value=p_value,
+        p_adjusted=p_value,
+        verdict=_verdict(p_value, difference, mde, alpha=alpha, margin=margin),
+        unpaired=Unpaired(
+            baseline_only=tuple(sorted(baseline.keys() - candidate.keys())),
+            candidate_only=tuple(sorted(candidate.keys() - baseline.keys())),
+        ),
+        mde=mde,
+        n_paired=len(paired),
+    )
+
+
+def compare_benchmarks(
+    pairs: Mapping[str, tuple[Mapping[str, bool], Mapping[str, bool]]],
+    *,
+    margin: float = DEFAULT_MARGIN,
+    alpha: float = DEFAULT_ALPHA,
+    power: float = DEFAULT_POWER,
+) -> list[Comparison]:
+    """Compare every benchmark (name → (baseline, candidate)), Holm–Bonferroni across them, in order."""
+    comparisons = [
+        compare_paired(base, cand, benchmark=name, margin=margin, alpha=alpha, power=power)
+        for name, (base, cand) in pairs.items()
+    ]
+    if not comparisons:
+        return []
+    from statsmodels.stats.multitest import multipletests  # type: ignore[import-untyped]
+
+    adjusted = multipletests([comp.p_value for comp in comparisons], alpha=alpha, method="holm")[1]
+    return [
+        replace(
+            comp,
+            p_adjusted=float(p),
+            verdict=_verdict(float(p), comp.difference, comp.mde, alpha=alpha, margin=margin),
+        )
+        for comp, p in zip(comparisons, adjusted, strict=True)
+    ]
