@@ -1,6 +1,6 @@
 """The local judge on this machine: model preparation, server start, verdict latency and tokens/s.
 
-Measures, with the packaged Gemma 3 270M GGUF and ``pytest_llmjudge.local_server``:
+Measures, with the packaged Gemma 3 270M GGUF and ``pytest_llmjudge.local.server``:
 
 (a) model preparation: assembling the GGUF into an empty cache folder, then a second call that
     finds it there;
@@ -41,15 +41,15 @@ from pydantic_evals.evaluators.llm_as_a_judge import (
     _judge_input_output_expected_agent,
 )
 
-from pytest_llmjudge.compile import CompiledRequest, compile_case, sections_from_fields
-from pytest_llmjudge.local_server import (
+from pytest_llmjudge.compile.request import CompiledRequest, compile_case, sections_from_fields
+from pytest_llmjudge.local.server import (
     available_cores,
     openai_compatible_model,
     prepare_packaged_model,
     start_local_server,
 )
-from pytest_llmjudge.prompt_file import parse_prompt
-from pytest_llmjudge.spec import load_benchmark
+from pytest_llmjudge.suite.files import load_benchmark
+from pytest_llmjudge.suite.prompt_file import parse_prompt
 
 ROOT = Path(__file__).resolve().parent.parent
 

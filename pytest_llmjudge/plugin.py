@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 
 from . import hookspecs
-from .detect import is_benchmark_file
-from .session import STATE, RunState
-from .settings import CACHE_MODES, DEFAULTS, env_variable, resolve
+from .glue.run_state import STATE, RunState
+from .suite.detect import is_benchmark_file
+from .suite.settings import CACHE_MODES, DEFAULTS, env_variable, resolve
 
 _HELP = {
     "model": "judge model: a pydantic-ai model string (openai:gpt-4o, anthropic:…, ollama:…) or 'local'",
@@ -80,14 +80,14 @@ def pytest_configure(config: pytest.Config) -> None:
         # The xdist controller starts the local judge before workers exist; they inherit its URL.
         state.local_model(model)
     if config.getoption("llmjudge_lint"):
-        from .lint.pytest_items import LintPlugin
+        from .glue.lint_items import LintPlugin
 
         config.pluginmanager.register(LintPlugin(), "llmjudge-lint")
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> Any:
     if is_benchmark_file(file_path, parent.config.getini("llmjudge_paths"), parent.config.rootpath):
-        from .collect import BenchmarkFile  # pydantic and jinja2 load only when a benchmark exists
+        from .glue.nodes import BenchmarkFile  # pydantic and jinja2 load only when a benchmark exists
 
         return BenchmarkFile.from_parent(parent, path=file_path)
     return None

@@ -14,12 +14,12 @@ from pathlib import Path
 import pytest
 from conftest import Suite
 
-from pytest_llmjudge.cache import CACHE_FORMAT, CacheError, VerdictCache, cache_key
-from pytest_llmjudge.cli import main as cli_main
-from pytest_llmjudge.compile import CompiledRequest
-from pytest_llmjudge.judging import CaseJob, RetryPolicy, judge_uncached, settle_from_cache
-from pytest_llmjudge.scheduler import Progress, Slots
-from pytest_llmjudge.verdict import JudgeFailure, Outcome, Usage, Verdict
+from pytest_llmjudge.cli.main import main as cli_main
+from pytest_llmjudge.compile.request import CompiledRequest
+from pytest_llmjudge.judging.cache import CACHE_FORMAT, CacheError, VerdictCache, cache_key
+from pytest_llmjudge.judging.retries import CaseJob, RetryPolicy, judge_uncached, settle_from_cache
+from pytest_llmjudge.judging.scheduler import Progress, Slots
+from pytest_llmjudge.judging.verdict import JudgeFailure, Outcome, Usage, Verdict
 
 REQUEST = CompiledRequest(
     "B1", "c1", "system", "rubric", '{"in": 1}', '{"gt": 2}', '{"out": 3}', "no_reasoning"
@@ -43,7 +43,7 @@ def test_key_changes_with_request_model_and_answer_relevant_settings() -> None:
 
 
 def test_key_includes_the_cache_format(monkeypatch: pytest.MonkeyPatch) -> None:
-    from pytest_llmjudge import cache
+    from pytest_llmjudge.judging import cache as cache
 
     base = cache_key(REQUEST.digest, "m", {})
     monkeypatch.setattr(cache, "CACHE_FORMAT", CACHE_FORMAT + 1)
@@ -155,8 +155,8 @@ def test_processes_create_and_share_one_cache(tmp_path: Path) -> None:
         """
         import sys, time
         from pathlib import Path
-        from pytest_llmjudge.cache import VerdictCache
-        from pytest_llmjudge.verdict import Usage, Verdict
+        from pytest_llmjudge.judging.cache import VerdictCache
+        from pytest_llmjudge.judging.verdict import Usage, Verdict
         path, name, start = Path(sys.argv[1]), sys.argv[2], float(sys.argv[3])
         while time.time() < start:
             pass
@@ -183,8 +183,8 @@ def test_a_process_killed_mid_write_leaves_a_valid_cache(tmp_path: Path) -> None
     script = textwrap.dedent(
         f"""
         from pathlib import Path
-        from pytest_llmjudge.cache import VerdictCache
-        from pytest_llmjudge.verdict import Usage, Verdict
+        from pytest_llmjudge.judging.cache import VerdictCache
+        from pytest_llmjudge.judging.verdict import Usage, Verdict
         cache = VerdictCache(Path({str(path)!r}))
         n = 0
         while True:

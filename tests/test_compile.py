@@ -15,11 +15,11 @@ import jinja2
 import pytest
 from conftest import Suite
 
-from pytest_llmjudge import spec
-from pytest_llmjudge.collect import load_sections
-from pytest_llmjudge.compile import CompiledRequest, compile_case, compile_rubric, fence, render
-from pytest_llmjudge.judge import render_messages, user_prompt
-from pytest_llmjudge.snapshot import CASE_DATA, SHARED, factor, join_request
+from pytest_llmjudge.compile.request import CompiledRequest, compile_case, compile_rubric, fence, render
+from pytest_llmjudge.compile.snapshot import CASE_DATA, SHARED, factor, join_request
+from pytest_llmjudge.glue.nodes import load_sections
+from pytest_llmjudge.judging.llmjudge import render_messages, user_prompt
+from pytest_llmjudge.suite import files as spec
 
 REPO = Path(__file__).resolve().parents[1]
 ANSI = re.compile(r"\x1b\[")
@@ -191,9 +191,9 @@ def test_digest_is_stable_across_processes() -> None:
     _, request = load(REPO, "benchmarks/a-component/A-MED1.yaml")
     code = (
         "from pathlib import Path\n"
-        "from pytest_llmjudge import spec\n"
-        "from pytest_llmjudge.collect import load_sections\n"
-        "from pytest_llmjudge.compile import compile_case\n"
+        "from pytest_llmjudge.suite import files as spec\n"
+        "from pytest_llmjudge.glue.nodes import load_sections\n"
+        "from pytest_llmjudge.compile.request import compile_case\n"
         "path = 'benchmarks/a-component/A-MED1.yaml'\n"
         "b = spec.load_benchmark(Path(path), path, Path('.'))\n"
         "print(compile_case(b, load_sections(b, Path('.')), b.cases[0]).digest)\n"

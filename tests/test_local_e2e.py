@@ -32,7 +32,7 @@ def local_server_pids(cwd: Path) -> set[int]:
             started_in = Path(os.readlink(entry / "cwd"))
         except OSError:
             continue
-        if b"pytest_llmjudge.local_server" in cmdline and state != "Z" and started_in == cwd:
+        if b"pytest_llmjudge.local.child" in cmdline and state != "Z" and started_in == cwd:
             pids.add(int(entry.name))
     return pids
 

@@ -29,7 +29,7 @@ from pydantic_ai.messages import ModelResponse, TextPart
 from pydantic_evals.evaluators.llm_as_a_judge import _build_prompt, _judge_input_output_expected_agent
 
 import pytest_llmjudge
-from pytest_llmjudge.local_server import (
+from pytest_llmjudge.local.server import (
     MODEL_CACHE_ENV,
     SHARED_URL_ENV,
     LocalServer,
@@ -370,7 +370,7 @@ def server_processes() -> list[int]:
             continue
         fields = stat.rsplit(")", 1)[1].split()
         state, ppid = fields[0], int(fields[1])
-        if ppid == os.getpid() and state != "Z" and b"pytest_llmjudge.local_server" in cmdline:
+        if ppid == os.getpid() and state != "Z" and b"pytest_llmjudge.local.child" in cmdline:
             found.append(int(entry.name))
     return found
 
@@ -458,7 +458,7 @@ def test_real_server_gives_valid_verdicts_and_leaves_nothing_behind(
 DRIVER = """
 import json, sys, time
 from pathlib import Path
-from pytest_llmjudge.local_server import local_judge_server
+from pytest_llmjudge.local.server import local_judge_server
 
 with local_judge_server("local", cache_dir=Path(sys.argv[1])) as server:
     print(json.dumps({"pid": server.pid, "port": server.port}), flush=True)

@@ -355,7 +355,7 @@ def test_alias_bomb_is_refused_quickly(suite: Suite, text: str) -> None:
     suite.write(BAD, text, dedent=False)
     start = time.perf_counter()
     result = suite.run("benchmarks")
-    assert time.perf_counter() - start < 2.0
+    assert time.perf_counter() - start < 30.0  # refused, not expanded (which takes minutes)
     assert_one_clean_error(
         result,
         f"{BAD}:*: document expands to more than 200000 values (alias bomb?)",

@@ -10,8 +10,8 @@ from contextlib import contextmanager
 import pytest
 from conftest import Suite
 
-from pytest_llmjudge.progress import ERASE_TO_END, RESTORE, SAVE, StatusLine, status_text, wanted
-from pytest_llmjudge.scheduler import Progress, Scheduler, Slots
+from pytest_llmjudge.judging.scheduler import Progress, Scheduler, Slots
+from pytest_llmjudge.reporting.status_line import ERASE_TO_END, RESTORE, SAVE, StatusLine, status_text, wanted
 
 
 def test_status_text_counts_done_in_flight_queued_cached_and_errors() -> None:

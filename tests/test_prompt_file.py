@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from pytest_llmjudge import spec
-from pytest_llmjudge.compile import DEFAULT_UNCERTAINTY, compile_rubric, sections_from_fields
-from pytest_llmjudge.errors import Location
-from pytest_llmjudge.prompt_file import Bullet, PromptSections, parse_prompt
+from pytest_llmjudge.compile.request import DEFAULT_UNCERTAINTY, compile_rubric, sections_from_fields
+from pytest_llmjudge.suite import files as spec
+from pytest_llmjudge.suite.errors import Location
+from pytest_llmjudge.suite.prompt_file import Bullet, PromptSections, parse_prompt
 
 REPO = Path(__file__).resolve().parents[1]
 MEDICATIONS = "evaluators/llm-judge/medications_extracted_prompt.md"

@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 from syrupy.assertion import SnapshotAssertion
 
-from pytest_llmjudge.collect import load_sections
-from pytest_llmjudge.compile import STYLES, compile_case
-from pytest_llmjudge.judge import render_messages
-from pytest_llmjudge.spec import load_benchmark
+from pytest_llmjudge.compile.request import STYLES, compile_case
+from pytest_llmjudge.glue.nodes import load_sections
+from pytest_llmjudge.judging.llmjudge import render_messages
+from pytest_llmjudge.suite.files import load_benchmark
 
 REPO = Path(__file__).resolve().parent.parent
 

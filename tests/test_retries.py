@@ -21,10 +21,17 @@ from pydantic_ai.messages import (
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.profiles import ModelProfile
 
-from pytest_llmjudge.compile import CompiledRequest
-from pytest_llmjudge.judge import OUTPUT_RETRIES, JudgeConfig, JudgeVerdict, _agent, judge_once, user_prompt
-from pytest_llmjudge.judging import RetryPolicy, judge_with_retries
-from pytest_llmjudge.verdict import JudgeFailure, Usage, Verdict
+from pytest_llmjudge.compile.request import CompiledRequest
+from pytest_llmjudge.judging.llmjudge import (
+    OUTPUT_RETRIES,
+    JudgeConfig,
+    JudgeVerdict,
+    _agent,
+    judge_once,
+    user_prompt,
+)
+from pytest_llmjudge.judging.retries import RetryPolicy, judge_with_retries
+from pytest_llmjudge.judging.verdict import JudgeFailure, Usage, Verdict
 
 REQUEST = CompiledRequest(
     "B1",
@@ -285,7 +292,7 @@ def test_the_model_receives_exactly_what_llmjudges_agent_sends(
 
 def test_concurrent_first_calls_capture_the_request_once(monkeypatch: pytest.MonkeyPatch) -> None:
     """32 calls start together on a fresh configuration: one agent run builds the request they share."""
-    from pytest_llmjudge import judge
+    from pytest_llmjudge.judging import llmjudge as judge
 
     captures: list[str] = []
     original = judge.capture_template
@@ -313,7 +320,7 @@ def test_concurrent_first_calls_capture_the_request_once(monkeypatch: pytest.Mon
 
 
 def test_a_failed_capture_is_tried_again(monkeypatch: pytest.MonkeyPatch) -> None:
-    from pytest_llmjudge import judge
+    from pytest_llmjudge.judging import llmjudge as judge
 
     original = judge.capture_template
     calls: list[str] = []

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from pytest_llmjudge import spec
-from pytest_llmjudge.errors import Location, SpecError, nearest
-from pytest_llmjudge.yamlsrc import decode, dotted, load_yaml
+from pytest_llmjudge.suite import files as spec
+from pytest_llmjudge.suite.errors import Location, SpecError, nearest
+from pytest_llmjudge.suite.yamlsrc import decode, dotted, load_yaml
 
 REPO = Path(__file__).resolve().parents[1]
 

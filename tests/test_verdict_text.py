@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_llmjudge.verdict import Verdict
-from pytest_llmjudge.verdict_text import ParsedVerdict, parse_verdict, strip_reasoning
+from pytest_llmjudge.judging.verdict import Verdict
+from pytest_llmjudge.judging.verdict_text import ParsedVerdict, parse_verdict, strip_reasoning
 
 
 def read(text: str, **kwargs: str) -> tuple[str | None, bool | None, str | None]:

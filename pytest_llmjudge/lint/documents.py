@@ -16,10 +16,10 @@ from typing import Any
 import jinja2
 from jinja2 import meta
 
-from ..errors import Location, SpecError
-from ..prompt_file import Bullet, PromptSections, parse_prompt, split_lines
-from ..spec import Benchmark, load_benchmark, read_text
-from ..yamlsrc import Sourced, load_yaml
+from ..suite.errors import Location, SpecError
+from ..suite.files import Benchmark, load_benchmark, read_text
+from ..suite.prompt_file import Bullet, PromptSections, parse_prompt, split_lines
+from ..suite.yamlsrc import Sourced, load_yaml
 
 _BULLET_START = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+")
 _COMMENT_ONLY = re.compile(r"^\s*<!--.*-->\s*$")

@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
-from ..errors import SpecError
-from ..prompt_file import split_lines
-from ..spec import read_text
+from ..suite.errors import SpecError
+from ..suite.files import read_text
+from ..suite.prompt_file import split_lines
 from .diagnostics import Diagnostic, Fix
 from .documents import (
     BenchmarkDocument,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..prompt_file import split_lines
+from ..suite.prompt_file import split_lines
 from .diagnostics import Edit, Fix
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ..prompt_file import Bullet
+from ..suite.prompt_file import Bullet
 from .documents import PromptDocument
 
 _MARKER = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..prompt_file import CANONICAL_ORDER, Heading
+from ..suite.prompt_file import CANONICAL_ORDER, Heading
 from .documents import PromptDocument
 
 TITLES = {

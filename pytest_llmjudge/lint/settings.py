@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..errors import nearest
+from ..suite.errors import nearest
 
 _KEYS = ("select", "ignore", "exclude", "benchmarks", "paths", "per-file-ignores")
 

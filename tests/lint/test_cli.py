@@ -13,9 +13,8 @@ from pathlib import Path
 import pytest
 
 from pytest_llmjudge.lint.cli import add_lint_parser, add_rules_parser
-
-from .conftest import CORPUS, REPO
-from .conftest import expected as expected_of
+from tests.lint.conftest import CORPUS, REPO
+from tests.lint.conftest import expected as expected_of
 
 LINE = re.compile(r"^(?P<path>[^:]+):(?P<line>\d+):(?P<col>\d+): (?P<code>LJ\d{3}) (?P<message>.+)$")
 

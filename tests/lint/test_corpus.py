@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import CORPUS, corpus_files, corpus_linter, expected, positions
+from tests.lint.conftest import CORPUS, corpus_files, corpus_linter, expected, positions
 
 
 @pytest.mark.parametrize("path", corpus_files(), ids=lambda p: p.relative_to(CORPUS).as_posix())

@@ -6,8 +6,7 @@ import re
 
 from pytest_llmjudge.lint.docs import render_rules_markdown
 from pytest_llmjudge.lint.registry import all_rules
-
-from .conftest import REPO
+from tests.lint.conftest import REPO
 
 SECTIONS = ("## What it does", "## Why is this bad?", "## Example", "## Use instead")
 

@@ -9,8 +9,7 @@ import pytest
 
 from pytest_llmjudge.lint import Edit, Fix
 from pytest_llmjudge.lint.fixes import apply_fixes
-
-from .conftest import CORPUS, corpus_files, corpus_linter, positions
+from tests.lint.conftest import CORPUS, corpus_files, corpus_linter, positions
 
 FULLY_FIXABLE = [
     "logic/flag_implicit_and_prompt.md",

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from .conftest import CORPUS
+from tests.lint.conftest import CORPUS
 
 CONFTEST = """
-from pytest_llmjudge.lint.pytest_items import LintPlugin
+from pytest_llmjudge.glue.lint_items import LintPlugin
 
 def pytest_configure(config):
     config.pluginmanager.register(LintPlugin(), "llmjudge-lint")

@@ -9,8 +9,7 @@ from syrupy.assertion import SnapshotAssertion
 
 from pytest_llmjudge.lint import Linter, load_settings
 from pytest_llmjudge.lint.formats import render_json
-
-from .conftest import REPO
+from tests.lint.conftest import REPO
 
 
 def test_json_report_for_the_example_suite(snapshot: SnapshotAssertion) -> None:

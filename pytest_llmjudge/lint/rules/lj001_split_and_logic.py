@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 
-from ...prompt_file import Bullet
+from ...suite.prompt_file import Bullet
 from ..diagnostics import Diagnostic, Edit, Fix, Severity
 from ..documents import PromptDocument
 from ..logic import (

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from ...compile import DEFAULT_UNCERTAINTY
+from ...compile.request import DEFAULT_UNCERTAINTY
 from ..diagnostics import Diagnostic, Edit, Fix, Severity
 from ..documents import PromptDocument
 from ..rule import PromptRule

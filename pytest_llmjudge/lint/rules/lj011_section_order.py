@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from ...prompt_file import CANONICAL_ORDER, Heading
+from ...suite.prompt_file import CANONICAL_ORDER, Heading
 from ..diagnostics import Diagnostic, Severity
 from ..documents import PromptDocument
 from ..rule import PromptRule

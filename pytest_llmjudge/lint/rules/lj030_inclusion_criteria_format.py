@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from ...compile import _CRITERION as APPLY_WHEN_FLAG_IF
+from ...compile.request import _CRITERION as APPLY_WHEN_FLAG_IF
 from ..diagnostics import Diagnostic, Severity
 from ..documents import BenchmarkDocument
 from ..rule import BenchmarkRule

@@ -12,17 +12,17 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from . import spec
-from .compile import CompiledRequest, compile_case, compile_rubric, sections_from_fields
-from .errors import SpecError, display_path
-from .prompt_file import PromptSections, parse_prompt
-from .report import CaseFailed, JudgeErrored, failure_text
-from .snapshot import factor, snapshot_diff
-from .verdict import Outcome
-from .yamlsrc import decode
+from ..compile.request import CompiledRequest, compile_case, compile_rubric, sections_from_fields
+from ..compile.snapshot import factor, snapshot_diff
+from ..judging.verdict import Outcome
+from ..reporting.report import CaseFailed, JudgeErrored, failure_text
+from ..suite import files as spec
+from ..suite.errors import SpecError, display_path
+from ..suite.prompt_file import PromptSections, parse_prompt
+from ..suite.yamlsrc import decode
 
 if TYPE_CHECKING:
-    from .session import RunState
+    from .run_state import RunState
 
 PROMPT_ITEM = spec.PROMPT_ITEM
 
@@ -106,7 +106,7 @@ class PromptItem(pytest.Function):
     def compiled_texts(self) -> dict[str, str]:
         """The exact messages the judge is sent for each case, shared part once (``snapshot.factor``);
         the rubric when there are no cases."""
-        from .judge import render_messages
+        from ..judging.llmjudge import render_messages
 
         texts = factor({case_id: render_messages(request) for case_id, request in self.requests.items()})
         if not texts:
@@ -193,6 +193,6 @@ class CaseItem(pytest.Item):
 
 
 def _state(config: pytest.Config) -> RunState:
-    from .session import STATE
+    from .run_state import STATE
 
     return config.stash[STATE]

@@ -1,4 +1,4 @@
-"""The local judge server's child process (``python -m pytest_llmjudge.local_server_child CONFIG``)
+"""The local judge server's child process (``python -m pytest_llmjudge.local.child CONFIG``)
 and the parent's side of talking to it.
 
 ``xllamacpp.Server`` runs llama.cpp's server on threads of the process that builds it. The
@@ -24,9 +24,9 @@ import time
 from pathlib import Path
 from typing import IO, Any
 
-from .local_model import LocalServerError
+from .model_file import LocalServerError
 
-CHILD_MODULE = "pytest_llmjudge.local_server_child"
+CHILD_MODULE = "pytest_llmjudge.local.child"
 HANDSHAKE = "LLMJUDGE-LOCAL-SERVER "
 
 

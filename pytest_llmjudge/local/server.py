@@ -30,14 +30,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from .local_model import INSTALL_HINT
-from .local_model import MODEL_CACHE_ENV as MODEL_CACHE_ENV  # re-exported, like the names below
-from .local_model import PACKAGED_MODEL_NAME as PACKAGED_MODEL_NAME
-from .local_model import LocalServerError as LocalServerError
-from .local_model import check_gguf as check_gguf
-from .local_model import default_model_cache as default_model_cache
-from .local_model import prepare_packaged_model as prepare_packaged_model
-from .local_server_child import await_handshake, child_command, end_process, log_tail
+from .child import await_handshake, child_command, end_process, log_tail
+from .model_file import INSTALL_HINT
+from .model_file import MODEL_CACHE_ENV as MODEL_CACHE_ENV  # re-exported, like the names below
+from .model_file import PACKAGED_MODEL_NAME as PACKAGED_MODEL_NAME
+from .model_file import LocalServerError as LocalServerError
+from .model_file import check_gguf as check_gguf
+from .model_file import default_model_cache as default_model_cache
+from .model_file import prepare_packaged_model as prepare_packaged_model
 
 if TYPE_CHECKING:
     from pydantic_ai.models import Model
@@ -244,7 +244,7 @@ def start_local_server(
 
 def _spawn(config: dict[str, Any], log: Path, ready_timeout: float, *, discard_log: bool) -> LocalServer:
     global _ATEXIT_REGISTERED
-    package_root = str(Path(__file__).resolve().parent.parent)
+    package_root = str(Path(__file__).resolve().parents[2])
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH")) if p)
     env.pop(SHARED_URL_ENV, None)

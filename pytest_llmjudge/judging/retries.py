@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
+from ..compile.request import CompiledRequest
 from .cache import CachedVerdict, VerdictCache, cache_key
-from .compile import CompiledRequest
 from .scheduler import Progress, Slots
 from .verdict import JudgeFailure, Outcome, Usage, Verdict
 

@@ -12,7 +12,7 @@ import sys
 import time
 from pathlib import Path
 
-from .cache import CacheError, CacheStats, VerdictCache
+from ..judging.cache import CacheError, CacheStats, VerdictCache
 
 DEFAULT_PATH = ".llmjudge/cache.sqlite"
 EXIT_OK, EXIT_USAGE = 0, 2

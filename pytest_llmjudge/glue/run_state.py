@@ -12,19 +12,19 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from . import gcfreeze
-from .settings import RunSettings
+from ..suite.settings import RunSettings
+from . import gcfreeze as gcfreeze
 
 if TYPE_CHECKING:
-    from . import spec
-    from .cache import VerdictCache
-    from .collect import CaseItem
-    from .gates import BenchmarkGate, CaseRecord, RubricGate
-    from .judge import JudgeConfig
-    from .progress import StatusLine
-    from .report import Stats
-    from .scheduler import Job, Scheduler
-    from .verdict import Outcome
+    from ..gating.gates import BenchmarkGate, CaseRecord, RubricGate
+    from ..judging.cache import VerdictCache
+    from ..judging.llmjudge import JudgeConfig
+    from ..judging.scheduler import Job, Scheduler
+    from ..judging.verdict import Outcome
+    from ..reporting.report import Stats
+    from ..reporting.status_line import StatusLine
+    from ..suite import files as spec
+    from .nodes import CaseItem
 
 STATE = pytest.StashKey["RunState"]()
 _CACHE = pytest.StashKey["VerdictCache"]()
@@ -74,7 +74,7 @@ class RunState:
     def stats(self) -> Stats:
         """The run's judge counts; created on first use (``report`` stays unimported in plain runs)."""
         if self._stats is None:
-            from .report import Stats
+            from ..reporting.report import Stats
 
             self._stats = Stats()
         return self._stats
@@ -93,7 +93,7 @@ class RunState:
         where = f"{benchmark.location.path}:{benchmark.location.line}"
         first = self.codes.setdefault(benchmark.code, where)
         if first != where:
-            from .errors import SpecError
+            from ..suite.errors import SpecError
 
             raise SpecError(
                 benchmark.location,
@@ -122,7 +122,13 @@ class RunState:
 
     def judge_config(self, benchmark: spec.Benchmark) -> JudgeConfig:
         """The judge for ``benchmark``: its own ``judge:`` settings over the run's."""
-        from .judge import JudgeConfig, build_model, model_label, model_settings, replay_only_model
+        from ..judging.llmjudge import (
+            JudgeConfig,
+            build_model,
+            model_label,
+            model_settings,
+            replay_only_model,
+        )
 
         own = benchmark.spec.judge
         s = self.settings
@@ -151,7 +157,7 @@ class RunState:
 
     def local_model(self, spec_string: str) -> tuple[Any, str]:
         """A judge served by a llama.cpp server this session starts (or an xdist controller started)."""
-        from .local_server import (
+        from ..local.server import (
             LocalServerError,
             available_cores,
             openai_compatible_model,
@@ -177,8 +183,8 @@ class RunState:
         """Start every judge call of ``items`` in the background; deterministic results now."""
         if not self.benchmark_files:
             return  # no benchmark collected: nothing to judge, and nothing heavy to import
-        from .collect import CaseItem
-        from .judge import ModelConfigError
+        from ..judging.llmjudge import ModelConfigError
+        from .nodes import CaseItem
 
         cases = [i for i in items if isinstance(i, CaseItem) and i.nodeid not in self.outcomes]
         if self.scheduler is not None:  # under xdist every item asks again for the whole queue
@@ -215,8 +221,8 @@ class RunState:
 
     def _start_jobs(self, judged: list[tuple[CaseItem, JudgeConfig]]) -> None:
         """Outcomes the cache settles now (one lookup for all); the rest go to the scheduler."""
-        from .judge import judge_once, load_llmjudge
-        from .judging import CaseJob, RetryPolicy, judge_uncached, settle_from_cache
+        from ..judging.llmjudge import judge_once, load_llmjudge
+        from ..judging.retries import CaseJob, RetryPolicy, judge_uncached, settle_from_cache
 
         jobs = [
             CaseJob(
@@ -248,7 +254,7 @@ class RunState:
         if self.settings.cache == "off":
             return None
         if _CACHE not in self.config.stash:
-            from .cache import CacheError, VerdictCache
+            from ..judging.cache import CacheError, VerdictCache
 
             try:
                 path = self.config.rootpath / self.settings.cache_path
@@ -267,8 +273,8 @@ class RunState:
 
     def _scheduler(self) -> Scheduler[Outcome]:
         if self.scheduler is None:
-            from .judging import tally
-            from .scheduler import Scheduler
+            from ..judging.retries import tally
+            from ..judging.scheduler import Scheduler
 
             s = self.settings
             self.scheduler = Scheduler(s.concurrency, s.rpm, tally, self._status_line())
@@ -279,7 +285,7 @@ class RunState:
         import os
         import sys
 
-        from .progress import StatusLine, wanted
+        from ..reporting.status_line import StatusLine, wanted
 
         stream = sys.stdout
         worker = hasattr(self.config, "workerinput")
@@ -292,8 +298,8 @@ class RunState:
         return StatusLine(stream, lambda: writer.width_of_current_line, lambda: writer.fullwidth, guard)
 
     def _run_checks(self, item: CaseItem) -> Outcome:
-        from .checks import CheckConfigError, run_checks
-        from .verdict import JudgeFailure, Outcome
+        from ..judging.checks import CheckConfigError, run_checks
+        from ..judging.verdict import JudgeFailure, Outcome
 
         try:
             verdict = run_checks(item.case, list(item.benchmark.spec.checks or ()))
@@ -356,8 +362,8 @@ class RunState:
         report = yield
         if not self.benchmark_files:
             return report  # not a benchmark item, and collect.py (pydantic, yaml) stays unimported
+        from ..reporting.report import JudgeErrored
         from .records import case_record, junit_properties
-        from .report import JudgeErrored
 
         if call.excinfo is not None and call.when == "setup" and call.excinfo.errisinstance(JudgeErrored):
             report.longrepr = item.repr_failure(call.excinfo)  # pytest shows setup errors as tracebacks
@@ -371,7 +377,7 @@ class RunState:
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         data = getattr(report, "llmjudge", None)
         if data is not None:
-            from .gates import CaseRecord
+            from ..gating.gates import CaseRecord
 
             record = CaseRecord.from_dict(data)
             self.records.append(record)
@@ -405,8 +411,8 @@ class RunState:
         self.close()
         if hasattr(self.config, "workerinput") or not self.records:
             return
-        from .gates import benchmark_gates
-        from .report import write_review_file
+        from ..gating.gates import benchmark_gates
+        from ..reporting.report import write_review_file
 
         self.benchmark_results = benchmark_gates(self.records)
         self.rubric_results = self._rubric_gates()
@@ -416,7 +422,7 @@ class RunState:
 
     def _rubric_gates(self) -> list[RubricGate]:
         folder = self.config.rootpath / str(self.config.getini("llmjudge_rubrics"))
-        from .gates import rubric_gates
+        from ..gating.gates import rubric_gates
 
         results, errors = rubric_gates(folder, self.config.rootpath, self.benchmark_results)
         self.rubric_errors += errors
@@ -443,7 +449,7 @@ class RunState:
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if not self.benchmark_results:
             return
-        from .report import benchmark_table, rubric_table
+        from ..reporting.report import benchmark_table, rubric_table
 
         write = terminalreporter.write_line
         terminalreporter.section("llmjudge gates")
@@ -474,8 +480,16 @@ class RunState:
 
 
 # Plugins whose pytest_collection_modifyitems only deselects through the options checked below
-# (or never): pytest's -k/-m, --deselect, --lf, fixture reordering, syrupy, this plugin.
-_SELECTION_PLUGINS = ("_pytest.mark", "_pytest.main", "_pytest.fixtures", "_pytest.cacheprovider", "syrupy")
+# (or never): pytest's -k/-m, --deselect, --lf, fixture reordering, syrupy, hypothesis (it only
+# marks its own tests), this plugin.
+_SELECTION_PLUGINS = (
+    "_pytest.mark",
+    "_pytest.main",
+    "_pytest.fixtures",
+    "_pytest.cacheprovider",
+    "syrupy",
+    "_hypothesis_pytestplugin",
+)
 
 
 def selection_is_final(config: pytest.Config) -> bool:

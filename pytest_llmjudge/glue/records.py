@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from .gates import CaseRecord
-from .verdict import Verdict
+from ..gating.gates import CaseRecord
+from ..judging.verdict import Verdict
 
 
 def case_record(item: pytest.Item, report: pytest.TestReport) -> CaseRecord | None:
-    from .collect import CaseItem, PromptItem
+    from .nodes import CaseItem, PromptItem
 
     if isinstance(item, PromptItem) and not item.benchmark.cases and report.when == "call":
         b = item.benchmark

@@ -47,7 +47,7 @@ from pydantic_ai.models.wrapper import WrapperModel
 from pydantic_ai.settings import ModelSettings
 from pydantic_ai.tools import ToolDefinition
 
-from .compile import CompiledRequest
+from ..compile.request import CompiledRequest
 from .verdict import JudgeFailure, Usage, Verdict
 
 OUTPUT_RETRIES = 2
@@ -446,7 +446,7 @@ def build_model(value: str | models.Model, base_url: str | None = None) -> model
     if isinstance(value, models.Model):
         return value
     if base_url:
-        from .local_server import openai_compatible_model
+        from ..local.server import openai_compatible_model
 
         name = value.split(":", 1)[1] if value.startswith("openai:") else value
         key = os.environ.get("LLMJUDGE_API_KEY") or os.environ.get("OPENAI_API_KEY")
@@ -459,7 +459,7 @@ def build_model(value: str | models.Model, base_url: str | None = None) -> model
 
 def replay_only_model(value: str) -> tuple[models.Model, str]:
     """A stand-in for ``--llmjudge-cache=replay``: labelled like the real judge, never called."""
-    from .local_model import PACKAGED_MODEL_NAME
+    from ..local.model_file import PACKAGED_MODEL_NAME
 
     label = f"local:{PACKAGED_MODEL_NAME}" if value == "local" else value
 

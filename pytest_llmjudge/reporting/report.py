@@ -8,12 +8,12 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .gates import BenchmarkGate, CaseRecord, RubricGate
-from .verdict import Outcome
+from ..gating.gates import BenchmarkGate, CaseRecord, RubricGate
+from ..judging.verdict import Outcome
 
 if TYPE_CHECKING:
-    from .compile import CompiledRequest
-    from .spec import Benchmark, Case
+    from ..compile.request import CompiledRequest
+    from ..suite.files import Benchmark, Case
 
 
 class CaseFailed(Exception):

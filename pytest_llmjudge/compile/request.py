@@ -16,9 +16,9 @@ from typing import Any
 
 import jinja2
 
-from .hashing import digest
-from .prompt_file import Bullet, PromptSections
-from .spec import Benchmark, Case
+from ..suite.files import Benchmark, Case
+from ..suite.hashing import digest
+from ..suite.prompt_file import Bullet, PromptSections
 
 DEFAULT_STYLE = "no_reasoning"
 STYLES = ("no_reasoning", "short_cot", "long_cot")
@@ -70,7 +70,7 @@ def without_comments(text: str) -> str:
 @cache
 def _environment() -> jinja2.Environment:
     environment = jinja2.Environment(
-        loader=jinja2.PackageLoader("pytest_llmjudge", "templates"),
+        loader=jinja2.PackageLoader("pytest_llmjudge.compile", "templates"),
         undefined=jinja2.StrictUndefined,
         autoescape=False,
         keep_trailing_newline=False,

@@ -7,16 +7,16 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from . import __version__
-from .errors import SpecError, display_path
+from .. import __version__
+from ..suite.errors import SpecError, display_path
 
 
 def _compile(args: argparse.Namespace) -> int:
     """Print the exact request the judge receives for a benchmark's cases."""
-    from .collect import load_sections
-    from .compile import STYLES, compile_case, compile_rubric
-    from .judge import render_messages
-    from .spec import load_benchmark
+    from ..compile.request import STYLES, compile_case, compile_rubric
+    from ..glue.nodes import load_sections
+    from ..judging.llmjudge import render_messages
+    from ..suite.files import load_benchmark
 
     root = Path(args.rootdir).resolve()
     path = Path(args.path)
@@ -70,11 +70,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     compile_parser.set_defaults(handler=_compile)
 
-    from .lint.cli import add_lint_parser, add_rules_parser
+    from ..lint.cli import add_lint_parser, add_rules_parser
 
     add_lint_parser(commands)
     add_rules_parser(commands)
-    from .cache_cli import add_cache_parser
+    from .cache import add_cache_parser
 
     add_cache_parser(commands)
     return parser

@@ -169,8 +169,8 @@ def rubric_gates(
     folder: Path, root: Path, benchmarks: list[BenchmarkGate]
 ) -> tuple[list[RubricGate], list[str]]:
     """Gates of the rubric files in ``folder`` whose benchmarks ran, and rubric-file errors."""
-    from .errors import SpecError, display_path
-    from .spec import load_rubric
+    from ..suite.errors import SpecError, display_path
+    from ..suite.files import load_rubric
 
     if not folder.is_dir():
         return [], []

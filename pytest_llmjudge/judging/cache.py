@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .hashing import digest
+from ..suite.hashing import digest
 from .verdict import Usage, Verdict
 
 CACHE_FORMAT = 1

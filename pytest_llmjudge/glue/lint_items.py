@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 if TYPE_CHECKING:
-    from .diagnostics import Diagnostic
-    from .engine import Linter
+    from ..lint.diagnostics import Diagnostic
+    from ..lint.engine import Linter
 
 LINTER = pytest.StashKey["Linter"]()
 _LINTED_SUFFIXES = (".yaml", ".yml")
@@ -31,8 +31,8 @@ class LintFailure(Exception):
 def _linter(config: pytest.Config) -> Linter:
     linter = config.stash.get(LINTER, None)
     if linter is None:
-        from .engine import Linter
-        from .settings import load_settings
+        from ..lint.engine import Linter
+        from ..lint.settings import load_settings
 
         try:
             linter = Linter(load_settings(config.rootpath), base=config.rootpath)
@@ -56,9 +56,9 @@ def collect_lint_file(file_path: Path, parent: pytest.Collector) -> LintFile | N
 
 def _is_lintable_yaml(path: Path) -> bool:
     """A benchmark or template file; rubrics, notes and other YAML get no lint item."""
-    from ..errors import SpecError
-    from ..spec import read_yaml
-    from .documents import yaml_kind
+    from ..lint.documents import yaml_kind
+    from ..suite.errors import SpecError
+    from ..suite.files import read_yaml
 
     try:
         return yaml_kind(read_yaml(path, path.name).data) is not None
@@ -87,8 +87,8 @@ class LintItem(pytest.Item):
     """Fails when the file has an error-severity finding; warnings are shown, not failed on."""
 
     def runtest(self) -> None:
-        from .diagnostics import Severity
-        from .formats import severity_of
+        from ..lint.diagnostics import Severity
+        from ..lint.formats import severity_of
 
         found = _linter(self.config).lint_file(self.path)
         if any(severity_of(d) is Severity.ERROR for d in found):
@@ -102,7 +102,7 @@ class LintItem(pytest.Item):
         style: Any = None,
     ) -> str | Any:
         if isinstance(excinfo.value, LintFailure):
-            from .formats import render_text
+            from ..lint.formats import render_text
 
             return render_text(excinfo.value.diagnostics).rstrip()
         return super().repr_failure(excinfo, style)

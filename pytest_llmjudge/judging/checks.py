@@ -17,7 +17,7 @@ from pydantic_evals.evaluators import (
 from pydantic_evals.evaluators.context import EvaluatorContext
 from pydantic_evals.otel._errors import SpanTreeRecordingError
 
-from .spec import Case, CheckSpec
+from ..suite.files import Case, CheckSpec
 from .verdict import Verdict
 
 
