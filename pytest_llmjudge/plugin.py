@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 from pathlib import Path
 from typing import Any
 
@@ -49,11 +50,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         parser.addini(f"llmjudge_{name}", text, default=None)
     group.addoption(
         "--llmjudge-lint",
-        action="store_true",
+        action=argparse.BooleanOptionalAction,
         dest="llmjudge_lint",
-        default=False,
-        help="add a lint item per prompt, benchmark and template file; lint errors fail it",
+        default=None,
+        help="lint prompt, benchmark and template files as items; lint errors fail them. Env LLMJUDGE_LINT.",
     )
+    parser.addini("llmjudge_lint", "add lint items (see --llmjudge-lint)", type="bool", default=False)
     parser.addini(
         "llmjudge_paths",
         "folder names whose benchmark YAML files are collected (default: benchmarks)",
@@ -79,9 +81,9 @@ def pytest_configure(config: pytest.Config) -> None:
     if model.split(":", 1)[0] == "local" and config.getoption("numprocesses", None):
         # The xdist controller starts the local judge before workers exist; they inherit its URL.
         state.local_model(model)
-    if config.getoption("llmjudge_lint"):
-        from .glue.lint_items import LintPlugin
+    from .glue.lint_items import LintPlugin, lint_requested
 
+    if lint_requested(config):
         config.pluginmanager.register(LintPlugin(), "llmjudge-lint")
 
 

@@ -1,22 +1,29 @@
 """pytest glue for ``pytest --llmjudge-lint``: one lint item per prompt, benchmark or template file.
 
+Files under the collected paths get their item from ``pytest_collect_file``; the prompt files the
+collected benchmarks use get theirs after collection, wherever they live (``evaluators/`` is
+rarely among the paths given to pytest), once per file however many benchmarks share it.
 The engine is imported inside the hooks, so sessions that lint nothing never load pydantic or
 jinja2. A failing item shows the findings as ``path:line:col: CODE message`` lines, no traceback.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from ..suite.root import RootError, read_bool, root_from_values
+
 if TYPE_CHECKING:
     from ..lint.diagnostics import Diagnostic
     from ..lint.engine import Linter
 
 LINTER = pytest.StashKey["Linter"]()
+LINT_ENV = "LLMJUDGE_LINT"
 _LINTED_SUFFIXES = (".yaml", ".yml")
 
 
@@ -28,14 +35,37 @@ class LintFailure(Exception):
         super().__init__(f"{len(diagnostics)} lint findings")
 
 
+def lint_requested(config: pytest.Config) -> bool:
+    """``--llmjudge-lint`` / ``--no-llmjudge-lint``, else ``LLMJUDGE_LINT``, else ini ``llmjudge_lint``."""
+    given: bool | None = config.getoption("llmjudge_lint", None)
+    if given is not None:
+        return given
+    env = os.environ.get(LINT_ENV, "")
+    if env.strip():
+        try:
+            return read_bool(env, LINT_ENV)
+        except RootError as exc:
+            raise pytest.UsageError(str(exc)) from None
+    return bool(config.getini("llmjudge_lint"))
+
+
+def _ini(config: pytest.Config, name: str) -> object:
+    """An ini value, or None when the option is not registered (the plugin itself disabled)."""
+    try:
+        return config.getini(name)
+    except ValueError:
+        return None
+
+
 def _linter(config: pytest.Config) -> Linter:
     linter = config.stash.get(LINTER, None)
     if linter is None:
         from ..lint.engine import Linter
-        from ..lint.settings import load_settings
+        from ..lint.settings import settings_for_root
 
+        root = root_from_values(config.rootpath, config.inipath, lambda name: _ini(config, name))
         try:
-            linter = Linter(load_settings(config.rootpath), base=config.rootpath)
+            linter = Linter(settings_for_root(root), base=config.rootpath)
         except ValueError as exc:  # SettingsError, SelectionError: a mistake in [tool.llmjudge.lint]
             raise pytest.UsageError(f"--llmjudge-lint: {exc}") from None
         config.stash[LINTER] = linter
@@ -46,9 +76,12 @@ def collect_lint_file(file_path: Path, parent: pytest.Collector) -> LintFile | N
     """A ``LintFile`` for a prompt (``*_prompt.md``), benchmark or template file, else None."""
     if not (file_path.name.endswith("_prompt.md") or file_path.suffix in _LINTED_SUFFIXES):
         return None
-    if _linter(parent.config).excluded(file_path):
+    linter = _linter(parent.config)
+    if linter.excluded(file_path):
         return None
-    if file_path.suffix in _LINTED_SUFFIXES and not _is_lintable_yaml(file_path):
+    if file_path.suffix in _LINTED_SUFFIXES and (
+        linter.is_rubric(file_path) or not _is_lintable_yaml(file_path)
+    ):
         return None
     lint_file: LintFile = LintFile.from_parent(parent, path=file_path)
     return lint_file
@@ -66,8 +99,29 @@ def _is_lintable_yaml(path: Path) -> bool:
         return True  # a broken YAML file gets a lint item that reports LJ000
 
 
+def prompt_items(session: pytest.Session, items: list[pytest.Item]) -> list[LintItem]:
+    """Lint items for the prompt files the collected benchmarks use and no lint item covers yet."""
+    if not any(item.path.suffix in _LINTED_SUFFIXES for item in items):
+        return []  # no benchmark was collected: spare the import of the judging nodes
+    from .nodes import BenchmarkNode
+
+    linted = {item.path.resolve() for item in items if isinstance(item, LintItem)}
+    prompts: dict[Path, None] = {}
+    for item in items:
+        node = item.parent
+        if isinstance(node, BenchmarkNode) and node.benchmark.prompt_path is not None:
+            prompts[node.benchmark.prompt_path.resolve()] = None
+    linter = _linter(session.config)
+    found: list[LintItem] = []
+    for path in prompts:
+        if path in linted or not path.is_file() or linter.excluded(path):
+            continue
+        found.extend(LintFile.from_parent(session, path=path).collect())
+    return found
+
+
 class LintPlugin:
-    """Register in ``pytest_configure`` when ``--llmjudge-lint`` is given."""
+    """Registered in ``pytest_configure`` when linting is requested (see ``lint_requested``)."""
 
     @pytest.hookimpl
     def pytest_configure(self, config: pytest.Config) -> None:
@@ -76,6 +130,10 @@ class LintPlugin:
     @pytest.hookimpl
     def pytest_collect_file(self, file_path: Path, parent: pytest.Collector) -> LintFile | None:
         return collect_lint_file(file_path, parent)
+
+    @pytest.hookimpl(tryfirst=True)  # before -k, -m and --deselect, which then apply to them too
+    def pytest_collection_modifyitems(self, session: pytest.Session, items: list[pytest.Item]) -> None:
+        items.extend(prompt_items(session, items))
 
 
 class LintFile(pytest.File):

@@ -11,12 +11,13 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from ..suite.root import RootError, find_root
 from .diagnostics import Severity
 from .docs import render_rules_markdown
 from .engine import Linter
 from .formats import FORMATS, render, render_statistics, severity_of
 from .registry import SelectionError, all_rules, get_rule
-from .settings import SettingsError, load_settings
+from .settings import SettingsError, settings_for_root
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 
@@ -76,12 +77,13 @@ def run_lint(args: argparse.Namespace, select: Sequence[str] | None = None) -> i
         print(f"llmjudge lint: error: no such file or folder: {missing[0]}", file=sys.stderr)
         return EXIT_USAGE
     try:
-        settings = load_settings(_settings_start(paths))
-        if args.isolated:
-            settings = type(settings)(root=settings.root)
+        # The root pytest would choose for the same arguments in the same folder, so that paths in
+        # benchmark files resolve as they do under `pytest` (and under pre-commit, which passes
+        # file names from the repository root).
+        settings = settings_for_root(find_root(paths, Path.cwd()), isolated=args.isolated)
         pinned = select if select is not None else getattr(args, "select", None)
         linter = Linter(settings, select=pinned, ignore=getattr(args, "ignore", []))
-    except (SettingsError, SelectionError) as exc:
+    except (SettingsError, SelectionError, RootError) as exc:
         print(f"llmjudge lint: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     targets = paths or [settings.root / p for p in settings.paths]
@@ -99,14 +101,6 @@ def run_lint(args: argparse.Namespace, select: Sequence[str] | None = None) -> i
     sys.stdout.write(output)
     failed = any(severity_of(d) is Severity.ERROR for d in diagnostics)
     return EXIT_FINDINGS if failed else EXIT_CLEAN
-
-
-def _settings_start(paths: list[Path]) -> Path:
-    """Settings come from the nearest pyproject.toml above the first path (or the current folder)."""
-    if not paths:
-        return Path.cwd()
-    first = paths[0].resolve()
-    return first if first.is_dir() else first.parent
 
 
 def run_rules(args: argparse.Namespace) -> int:

@@ -79,6 +79,11 @@ class Linter:
             for g in self.settings.exclude
         )
 
+    def is_rubric(self, path: Path) -> bool:
+        """A file below the rubric folder (ini ``llmjudge_rubrics``): a rubric, never a benchmark."""
+        folder = (self.settings.root / self.settings.rubrics).resolve()
+        return path.resolve().is_relative_to(folder)
+
     def discover(self, paths: Iterable[Path], force_exclude: bool = False) -> list[Path]:
         """Files to lint under ``paths``: ``*_prompt.md``, and YAML that is a benchmark or template.
 
@@ -143,6 +148,8 @@ class Linter:
         """The document at ``path``; None for YAML that is neither a benchmark nor a template."""
         display = self.display(path)
         if path.suffix in _YAML:
+            if self.is_rubric(path):
+                return None
             return load_yaml_document(path, display, self.settings.root)
         return load_prompt(path, display)
 

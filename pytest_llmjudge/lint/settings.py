@@ -1,11 +1,15 @@
-"""``[tool.llmjudge.lint]`` in pyproject.toml: which rules run, on which files.
+"""``[tool.llmjudge.lint]`` in the rootdir's pyproject.toml: which rules run, on which files.
+
+The root is pytest's rootdir (``suite.root``), so the linter resolves ``llm_prompt_file`` and
+``cases_file`` as pytest does; ``llmjudge_paths`` and ``llmjudge_rubrics`` in pytest's ini file
+give the default benchmark and rubric folders.
 
 ```toml
 [tool.llmjudge.lint]
 select = ["LJ0"]                 # codes, prefixes or rule names; default: every rule
 ignore = ["LJ014"]
 exclude = ["tests/lint/corpus"]  # globs or folders, relative to the pyproject's folder
-benchmarks = ["benchmarks"]      # where the project's benchmarks live (for LJ032, LJ033)
+benchmarks = ["benchmarks"]      # benchmark folders for LJ032, LJ033 (default: ini llmjudge_paths)
 paths = ["benchmarks", "evaluators"]   # what `llmjudge lint` checks when given no paths
 
 [tool.llmjudge.lint.per-file-ignores]
@@ -21,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from ..suite.errors import nearest
+from ..suite.root import BENCHMARK_PATHS_DEFAULT, RUBRICS_DEFAULT, ProjectRoot, find_root
 
 _KEYS = ("select", "ignore", "exclude", "benchmarks", "paths", "per-file-ignores")
 
@@ -37,36 +42,36 @@ class LintSettings:
     select: tuple[str, ...] | None = None
     ignore: tuple[str, ...] = ()
     exclude: tuple[str, ...] = ()
-    benchmarks: tuple[str, ...] = ("benchmarks",)
+    benchmarks: tuple[str, ...] = BENCHMARK_PATHS_DEFAULT
     paths: tuple[str, ...] = (".",)
     per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
-
-
-def find_pyproject(start: Path) -> Path | None:
-    """The nearest pyproject.toml at or above ``start``."""
-    here = start.resolve()
-    for folder in (here, *here.parents):
-        candidate = folder / "pyproject.toml"
-        if candidate.is_file():
-            return candidate
-    return None
+    rubrics: str = RUBRICS_DEFAULT  # YAML files below this folder are rubrics, never benchmarks
 
 
 def load_settings(start: Path) -> LintSettings:
-    """Settings from the nearest pyproject.toml; defaults rooted at ``start`` when there is none."""
-    pyproject = find_pyproject(start)
-    if pyproject is None:
-        return LintSettings(root=start.resolve())
-    try:
-        data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
-    except (OSError, tomllib.TOMLDecodeError) as exc:
-        raise SettingsError(f"{pyproject}: cannot read settings: {exc}") from None
-    table = data.get("tool", {}).get("llmjudge", {}).get("lint", {})
-    return settings_from_table(table, pyproject.parent, str(pyproject))
+    """Settings for a run in the folder ``start``, rooted where pytest would root it."""
+    return settings_for_root(find_root([start], start))
+
+
+def settings_for_root(root: ProjectRoot, isolated: bool = False) -> LintSettings:
+    """Settings rooted at pytest's rootdir; ``[tool.llmjudge.lint]`` from its pyproject.toml
+    unless ``isolated``. ``llmjudge lint`` and ``pytest --llmjudge-lint`` both call this."""
+    pyproject = root.rootdir / "pyproject.toml"
+    table: dict[str, Any] = {}
+    if not isolated and pyproject.is_file():
+        try:
+            data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
+        except (OSError, tomllib.TOMLDecodeError) as exc:
+            raise SettingsError(f"{pyproject}: cannot read settings: {exc}") from None
+        table = data.get("tool", {}).get("llmjudge", {}).get("lint", {})
+    return settings_from_table(table, root.rootdir, str(pyproject), root)
 
 
 def settings_from_table(
-    table: dict[str, Any], root: Path, source: str = "[tool.llmjudge.lint]"
+    table: dict[str, Any],
+    root: Path,
+    source: str = "[tool.llmjudge.lint]",
+    project: ProjectRoot | None = None,
 ) -> LintSettings:
     for key in table:
         if key not in _KEYS:
@@ -81,9 +86,12 @@ def settings_from_table(
         select=_strings(table, "select", source) if "select" in table else None,
         ignore=_strings(table, "ignore", source),
         exclude=_strings(table, "exclude", source),
-        benchmarks=_strings(table, "benchmarks", source) if "benchmarks" in table else ("benchmarks",),
+        benchmarks=_strings(table, "benchmarks", source)
+        if "benchmarks" in table
+        else (project.benchmark_paths if project else BENCHMARK_PATHS_DEFAULT),
         paths=_strings(table, "paths", source) if "paths" in table else (".",),
         per_file_ignores=tuple((glob, _strings(per_file, glob, source)) for glob in per_file),
+        rubrics=project.rubrics if project else RUBRICS_DEFAULT,
     )
 
 
