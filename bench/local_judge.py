@@ -42,9 +42,9 @@ from pydantic_evals.evaluators.llm_as_a_judge import (
 )
 
 from pytest_llmjudge.compile.request import CompiledRequest, compile_case, sections_from_fields
+from pytest_llmjudge.judging.models import openai_compatible_model
 from pytest_llmjudge.local.server import (
     available_cores,
-    openai_compatible_model,
     prepare_packaged_model,
     start_local_server,
 )

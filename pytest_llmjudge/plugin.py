@@ -1,4 +1,4 @@
-"""pytest hooks and options. Each hook hands off to ``session.RunState`` or ``collect``."""
+"""pytest hooks and options. Each hook hands off to ``glue.run_state.RunState`` or ``glue.nodes``."""
 
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ import pytest
 from . import hookspecs
 from .glue.run_state import STATE, RunState
 from .suite.detect import is_benchmark_file
-from .suite.settings import CACHE_MODES, DEFAULTS, env_variable, resolve
+from .suite.settings import DEFAULTS, env_variable, resolve
+from .suite.vocabulary import CACHE_MODES
 
 _HELP = {
     "model": "judge model: a pydantic-ai model string (openai:gpt-4o, anthropic:…, ollama:…) or 'local'",
@@ -80,7 +81,12 @@ def pytest_configure(config: pytest.Config) -> None:
     model = settings.model or ""
     if model.split(":", 1)[0] == "local" and config.getoption("numprocesses", None):
         # The xdist controller starts the local judge before workers exist; they inherit its URL.
-        state.local_model(model)
+        from .judging.service import JudgeSetupError
+
+        try:
+            state.service.local_model(model)
+        except JudgeSetupError as exc:
+            raise pytest.UsageError(str(exc)) from None
     from .glue.lint_items import LintPlugin, lint_requested
 
     if lint_requested(config):

@@ -16,8 +16,8 @@ import pytest
 from conftest import Suite
 
 from pytest_llmjudge.compile.request import CompiledRequest, compile_case, compile_rubric, fence, render
+from pytest_llmjudge.compile.sections import sections_for
 from pytest_llmjudge.compile.snapshot import CASE_DATA, SHARED, factor, join_request
-from pytest_llmjudge.glue.nodes import load_sections
 from pytest_llmjudge.judging.llmjudge import render_messages, user_prompt
 from pytest_llmjudge.suite import files as spec
 
@@ -27,7 +27,7 @@ ANSI = re.compile(r"\x1b\[")
 
 def load(root: Path, relative: str) -> tuple[spec.Benchmark, CompiledRequest]:
     benchmark = spec.load_benchmark(root / relative, relative, root)
-    return benchmark, compile_case(benchmark, load_sections(benchmark, root), benchmark.cases[0])
+    return benchmark, compile_case(benchmark, sections_for(benchmark, root), benchmark.cases[0])
 
 
 def benchmark_with(tmp_path: Path, case: str, prompt: bool = True) -> spec.Benchmark:
@@ -43,7 +43,7 @@ def benchmark_with(tmp_path: Path, case: str, prompt: bool = True) -> spec.Bench
 
 
 def compiled(benchmark: spec.Benchmark, root: Path, style: str = "no_reasoning") -> CompiledRequest:
-    return compile_case(benchmark, load_sections(benchmark, root), benchmark.cases[0], style)
+    return compile_case(benchmark, sections_for(benchmark, root), benchmark.cases[0], style)
 
 
 # -- the rubric carries the behavior sections; the case travels as inputs / expected / output ---
@@ -117,7 +117,7 @@ def test_prompt_styles_change_only_the_output_instruction(tmp_path: Path) -> Non
         == long.rubric.split("OUTPUT:")[0]
     )
     with pytest.raises(ValueError, match="unknown prompt style 'verbose'"):
-        compile_rubric(load_sections(benchmark, tmp_path), "A-X1", "verbose")
+        compile_rubric(sections_for(benchmark, tmp_path), "A-X1", "verbose")
 
 
 def test_templates_refuse_missing_variables() -> None:
@@ -192,11 +192,11 @@ def test_digest_is_stable_across_processes() -> None:
     code = (
         "from pathlib import Path\n"
         "from pytest_llmjudge.suite import files as spec\n"
-        "from pytest_llmjudge.glue.nodes import load_sections\n"
+        "from pytest_llmjudge.compile.sections import sections_for\n"
         "from pytest_llmjudge.compile.request import compile_case\n"
         "path = 'benchmarks/a-component/A-MED1.yaml'\n"
         "b = spec.load_benchmark(Path(path), path, Path('.'))\n"
-        "print(compile_case(b, load_sections(b, Path('.')), b.cases[0]).digest)\n"
+        "print(compile_case(b, sections_for(b, Path('.')), b.cases[0]).digest)\n"
     )
     env = {"PYTHONHASHSEED": "12345", "PATH": ""}
     other = subprocess.run(
@@ -229,7 +229,7 @@ def test_digest_identifies_content_not_names() -> None:
 )
 def test_snapshot_rebuilds_every_case_request_exactly(relative: str, style: str) -> None:
     benchmark = spec.load_benchmark(REPO / relative, relative, REPO)
-    sections = load_sections(benchmark, REPO)
+    sections = sections_for(benchmark, REPO)
     full = {
         case.id: render_messages(compile_case(benchmark, sections, case, style)) for case in benchmark.cases
     }
@@ -245,7 +245,7 @@ def test_snapshot_rebuilds_every_case_request_exactly(relative: str, style: str)
 
 def test_snapshot_keeps_a_case_whole_where_its_request_differs() -> None:
     benchmark = spec.load_benchmark(REPO / "benchmarks/a-component/A-NEG1.yaml", "A-NEG1.yaml", REPO)
-    sections = load_sections(benchmark, REPO)
+    sections = sections_for(benchmark, REPO)
     first, second = (render_messages(compile_case(benchmark, sections, c)) for c in benchmark.cases[:2])
     odd = second.replace("BEHAVIOR: negation_preserved", "BEHAVIOR: something_else")
     snapshot = factor({"a": first, "b": odd, "no-user-prompt": "=== instructions ===\nx\n"})

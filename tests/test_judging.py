@@ -369,8 +369,9 @@ def test_model_selection_precedence(
     if cli:
         args.append(f"--llmjudge-model=openai:{cli}")
     run(pytester, *args)
-    # Model requests are blocked, so the case errors, but it names the model that was chosen.
-    assert properties(junit(pytester)["c0"])["llmjudge_model"] == expected
+    # Model requests are blocked, so the case errors, but it names the model that was chosen
+    # and the server it is served by.
+    assert properties(junit(pytester)["c0"])["llmjudge_model"] == f"{expected}@http://127.0.0.1:9/v1"
 
 
 @pytest.mark.parametrize("style", ["short_cot", "long_cot"])

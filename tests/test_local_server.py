@@ -29,6 +29,7 @@ from pydantic_ai.messages import ModelResponse, TextPart
 from pydantic_evals.evaluators.llm_as_a_judge import _build_prompt, _judge_input_output_expected_agent
 
 import pytest_llmjudge
+from pytest_llmjudge.judging.models import openai_compatible_model
 from pytest_llmjudge.local.server import (
     MODEL_CACHE_ENV,
     SHARED_URL_ENV,
@@ -40,7 +41,6 @@ from pytest_llmjudge.local.server import (
     is_local_spec,
     local_judge_server,
     normalize_base_url,
-    openai_compatible_model,
     parse_local_spec,
     prepare_packaged_model,
     server_for_session,
@@ -492,3 +492,44 @@ def test_no_server_outlives_its_owner(model_cache: Path, sig: signal.Signals) ->
     finally:
         owner.kill()
         owner.wait()
+
+
+REPLAY_BENCHMARK = """\
+code: B1
+concept: The output is right.
+inclusion_criteria: Apply when there is output. Flag if it is wrong.
+threshold: 0.5
+cases:
+  - {id: c0, source_narrative: n, candidate_output: o}
+"""
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        ["--llmjudge-model=local:{url}"],
+        ["--llmjudge-model=fake-judge", "--llmjudge-base-url={url}/v1"],
+        ["--llmjudge-model=openai:fake-judge", "--llmjudge-base-url={url}"],
+    ],
+    ids=["local-url", "bare-name-and-base-url", "openai-name-and-base-url"],
+)
+def test_replay_finds_the_verdicts_a_use_run_just_cached(
+    pytester: pytest.Pytester, fake_server: str, options: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(pydantic_ai.models, "ALLOW_MODEL_REQUESTS", True)  # the fake server only
+    (pytester.path / "benchmarks").mkdir()
+    (pytester.path / "benchmarks" / "B1.yaml").write_text(REPLAY_BENCHMARK)
+    args = [
+        "-p",
+        "no:cacheprovider",
+        "-p",
+        "no:syrupy",
+        "benchmarks",
+        *[o.format(url=fake_server) for o in options],
+    ]
+    pytester.runpytest(*args).assert_outcomes(passed=2)  # the prompt item and the case
+    sent = len(FakeOpenAI.requests)
+    assert sent == 1
+    replayed = pytester.runpytest(*args, "--llmjudge-cache=replay")
+    replayed.assert_outcomes(passed=2)
+    assert len(FakeOpenAI.requests) == sent  # answered from the cache, nothing sent

@@ -8,7 +8,7 @@ import pytest
 from syrupy.assertion import SnapshotAssertion
 
 from pytest_llmjudge.compile.request import STYLES, compile_case
-from pytest_llmjudge.glue.nodes import load_sections
+from pytest_llmjudge.compile.sections import sections_for
 from pytest_llmjudge.judging.llmjudge import render_messages
 from pytest_llmjudge.suite.files import load_benchmark
 
@@ -19,5 +19,5 @@ REPO = Path(__file__).resolve().parent.parent
 def test_compiled_request_per_style(style: str, snapshot: SnapshotAssertion) -> None:
     path = REPO / "benchmarks/a-component/A-NEG1.yaml"
     benchmark = load_benchmark(path, "benchmarks/a-component/A-NEG1.yaml", REPO)
-    request = compile_case(benchmark, load_sections(benchmark, REPO), benchmark.cases[2], style)
+    request = compile_case(benchmark, sections_for(benchmark, REPO), benchmark.cases[2], style)
     assert render_messages(request) == snapshot

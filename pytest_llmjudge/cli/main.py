@@ -14,7 +14,7 @@ from ..suite.errors import SpecError, display_path
 def _compile(args: argparse.Namespace) -> int:
     """Print the exact request the judge receives for a benchmark's cases."""
     from ..compile.request import STYLES, compile_case, compile_rubric
-    from ..glue.nodes import load_sections
+    from ..compile.sections import sections_for
     from ..judging.llmjudge import render_messages
     from ..suite.files import load_benchmark
 
@@ -23,7 +23,7 @@ def _compile(args: argparse.Namespace) -> int:
     display = display_path(path, root)
     try:
         benchmark = load_benchmark(path, display, root)
-        sections = load_sections(benchmark, root)
+        sections = sections_for(benchmark, root)
     except SpecError as error:
         print(error.render(), file=sys.stderr)
         return 2

@@ -4,40 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
+
+from .records import CaseRecord
+
+if TYPE_CHECKING:
+    from ..suite.files import RubricSpec
 
 EPSILON = 1e-9
-
-
-@dataclass(frozen=True)
-class CaseRecord:
-    """What one case item reported (travels in pytest reports, also across xdist workers)."""
-
-    benchmark: str
-    case: str
-    result: str  # pass | fail | error | skip
-    nodeid: str = ""
-    label: str = ""
-    threshold: float | None = None
-    criticality: str = "threshold_gate"
-    weight: float = 1.0
-    parent_rubric: str | None = None
-    location: str = ""
-    uncertain: bool = False
-    reason: str = ""
-    score: float | None = None
-    model: str = ""
-    prompt_hash: str = ""
-    cached: bool = False
-    attempts: int = 0
-    requests: int = 0
-    input_tokens: int = 0
-    output_tokens: int = 0
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> CaseRecord:
-        return cls(**{k: v for k, v in data.items() if k in cls.__dataclass_fields__})
 
 
 @dataclass(frozen=True)
@@ -165,28 +139,11 @@ def rubric_gate(
     return RubricGate(code, label, method, score, threshold, status, detail)
 
 
-def rubric_gates(
-    folder: Path, root: Path, benchmarks: list[BenchmarkGate]
-) -> tuple[list[RubricGate], list[str]]:
-    """Gates of the rubric files in ``folder`` whose benchmarks ran, and rubric-file errors."""
-    from ..suite.errors import SpecError, display_path
-    from ..suite.files import load_rubric
-
-    if not folder.is_dir():
-        return [], []
+def rubric_gates(rubrics: Iterable[RubricSpec], benchmarks: list[BenchmarkGate]) -> list[RubricGate]:
+    """Gates of the (already loaded) rubrics of which at least one benchmark ran."""
     by_code = {g.code: g for g in benchmarks}
-    results, errors = [], []
-    for path in sorted(folder.rglob("*.y*ml")):
-        try:
-            rubric = load_rubric(path, display_path(path, root))
-        except SpecError as error:
-            errors.append(error.render())
-            continue
-        r = rubric.spec
-        if any(m in by_code for m in r.benchmarks):  # else none of its benchmarks ran: not this run's
-            results.append(
-                rubric_gate(
-                    r.code, r.label or "", r.aggregation_method, r.passing_threshold, r.benchmarks, by_code
-                )
-            )
-    return results, errors
+    return [
+        rubric_gate(r.code, r.label or "", r.aggregation_method, r.passing_threshold, r.benchmarks, by_code)
+        for r in rubrics
+        if any(m in by_code for m in r.benchmarks)  # else none of its benchmarks ran: not this run's
+    ]

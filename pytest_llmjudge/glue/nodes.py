@@ -12,14 +12,14 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from ..compile.request import CompiledRequest, compile_case, compile_rubric, sections_from_fields
+from ..compile.request import CompiledRequest, compile_case, compile_rubric
+from ..compile.sections import sections_for
 from ..compile.snapshot import factor, snapshot_diff
 from ..judging.verdict import Outcome
-from ..reporting.report import CaseFailed, JudgeErrored, failure_text
+from ..reporting.failures import CaseFailed, JudgeErrored, failure_text
 from ..suite import files as spec
 from ..suite.errors import SpecError, display_path
-from ..suite.prompt_file import PromptSections, parse_prompt
-from ..suite.yamlsrc import decode
+from ..suite.prompt_file import PromptSections
 
 if TYPE_CHECKING:
     from .run_state import RunState
@@ -27,24 +27,17 @@ if TYPE_CHECKING:
 PROMPT_ITEM = spec.PROMPT_ITEM
 
 
-def load_sections(benchmark: spec.Benchmark, display_root: Path) -> PromptSections:
-    if benchmark.prompt_path is None:
-        return sections_from_fields(benchmark)
-    display = display_path(benchmark.prompt_path, display_root)
-    return parse_prompt(decode(benchmark.prompt_path.read_bytes(), display), display)
-
-
 class BenchmarkFile(pytest.File):
     """One benchmark YAML file."""
 
     def collect(self) -> Iterator[pytest.Item | pytest.Collector]:
         state = _state(self.config)
-        state.found_benchmark_file(self.nodeid)
+        state.benchmark_file_collected(self.nodeid)
         display = display_path(self.path, self.config.rootpath)
         try:
             benchmark = spec.load_benchmark(self.path, display, self.config.rootpath)
-            state.register(benchmark)
-            sections = load_sections(benchmark, self.config.rootpath)
+            state.claim_code(benchmark)
+            sections = sections_for(benchmark, self.config.rootpath)
         except SpecError as error:
             raise self.CollectError(error.render()) from None
         yield BenchmarkNode.from_parent(self, name=benchmark.code, benchmark=benchmark, sections=sections)
@@ -65,7 +58,7 @@ class BenchmarkNode(pytest.Collector):
         items: list[pytest.Item] = [PromptItem.from_parent(self, name=PROMPT_ITEM, requests=requests)]
         for case in self.benchmark.cases:
             items.append(CaseItem.from_parent(self, name=case.id, case=case, request=requests[case.id]))
-        state.collected(items)
+        state.start_early(items)
         yield from items
 
     def reportinfo(self) -> tuple[Path, int, str]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ..gating.gates import CaseRecord
+from ..gating.records import CaseRecord
 from ..judging.verdict import Verdict
 
 
@@ -62,14 +62,3 @@ def case_record(item: pytest.Item, report: pytest.TestReport) -> CaseRecord | No
         input_tokens=usage.input_tokens if usage else 0,
         output_tokens=usage.output_tokens if usage else 0,
     )
-
-
-def junit_properties(record: CaseRecord) -> list[tuple[str, str]]:
-    verdict = {"pass": "pass", "fail": "fail", "error": "error", "skip": "skipped"}[record.result]
-    props = [("llmjudge_verdict", verdict), ("llmjudge_reason", record.reason)]
-    if record.score is not None:
-        props.append(("llmjudge_score", f"{record.score:g}"))
-    if record.uncertain:
-        props.append(("llmjudge_uncertain", "true"))
-    props += [("llmjudge_model", record.model), ("llmjudge_prompt_hash", record.prompt_hash)]
-    return props

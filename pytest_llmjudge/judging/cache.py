@@ -99,12 +99,14 @@ class VerdictCache:
         self._batch_seconds = batch_seconds
         self._pending: list[tuple[Any, ...]] = []
         self._pending_since = 0.0
+        self._timer: threading.Timer | None = None
         if create:
             path.parent.mkdir(parents=True, exist_ok=True)
         elif not path.is_file():
             raise CacheError(f"{path}: no verdict cache here")
         self._lock = threading.Lock()
         self._touched: set[str] = set()
+        self._closed = False
         self.write_errors: list[str] = []
         try:
             self._db = sqlite3.connect(
@@ -194,9 +196,26 @@ class VerdictCache:
             self._pending.append(row)
             due = len(self._pending) >= self._batch
             due = due or time.monotonic() - self._pending_since >= self._batch_seconds
-            return self._write_pending() if due else True
+            if due:
+                return self._write_pending()
+            if self._timer is None:
+                # a batch is written at most batch_seconds after its first verdict, even when no
+                # further verdict arrives: a killed run loses at most that much
+                self._timer = threading.Timer(self._batch_seconds, self._write_due)
+                self._timer.daemon = True
+                self._timer.start()
+            return True
+
+    def _write_due(self) -> None:
+        with self._lock:
+            self._timer = None
+            if self._pending and not self._closed:
+                self._write_pending()
 
     def _write_pending(self) -> bool:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
         rows, self._pending = self._pending, []
         if not rows:
             return True
@@ -265,6 +284,7 @@ class VerdictCache:
                         self._db.execute("ROLLBACK")
                     self.write_errors.append(f"marking {len(self._touched)} entries as used: {exc}")
                 self._touched.clear()
+            self._closed = True
             self._db.close()
 
 

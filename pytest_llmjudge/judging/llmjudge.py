@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import random
 import uuid
 from collections.abc import Sequence
@@ -427,54 +426,3 @@ def _format_request(messages: list[ModelMessage], schema: list[str]) -> str:
             text = content if isinstance(content, str) else json.dumps(content, default=str)
             lines += [f"=== {kind} ===", text.strip()]
     return "\n".join([*lines, *schema]) + "\n"
-
-
-class ModelConfigError(Exception):
-    """A judge model that cannot be built from its configuration."""
-
-
-def model_label(model: models.Model) -> str:
-    return f"{model.system}:{model.model_name}"
-
-
-def build_model(value: str | models.Model, base_url: str | None = None) -> models.Model:
-    """A pydantic-ai model from a model string (``openai:…``, ``anthropic:…``, …) or object.
-
-    With ``base_url`` the model name is served by an OpenAI-compatible server (vLLM, Ollama,
-    llama.cpp): ``openai:NAME`` or plain ``NAME`` both work.
-    """
-    if isinstance(value, models.Model):
-        return value
-    if base_url:
-        from ..local.server import openai_compatible_model
-
-        name = value.split(":", 1)[1] if value.startswith("openai:") else value
-        key = os.environ.get("LLMJUDGE_API_KEY") or os.environ.get("OPENAI_API_KEY")
-        return openai_compatible_model(base_url, name, api_key=key)
-    try:
-        return models.infer_model(value)
-    except Exception as exc:  # pydantic-ai raises UserError and provider-specific errors here
-        raise ModelConfigError(f"cannot use judge model {value!r}: {exc}") from None
-
-
-def replay_only_model(value: str) -> tuple[models.Model, str]:
-    """A stand-in for ``--llmjudge-cache=replay``: labelled like the real judge, never called."""
-    from ..local.model_file import PACKAGED_MODEL_NAME
-
-    label = f"local:{PACKAGED_MODEL_NAME}" if value == "local" else value
-
-    def refuse(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
-        raise JudgeFailure("cache-miss", "replay mode never calls the judge model")
-
-    return FunctionModel(refuse, model_name=label), label
-
-
-def model_settings(temperature: float | None, max_tokens: int | None, timeout: float | None) -> ModelSettings:
-    settings = ModelSettings()
-    if temperature is not None:
-        settings["temperature"] = temperature
-    if max_tokens is not None:
-        settings["max_tokens"] = max_tokens
-    if timeout is not None:
-        settings["timeout"] = timeout
-    return settings

@@ -151,8 +151,6 @@ async def judge_uncached(
 
 
 def tally(outcome: Outcome, progress: Progress) -> None:
-    """Count a finished case's cache hit or error for the status line."""
-    if outcome.cached:
-        progress.cache_hits += 1
+    """Count a finished case's error for the status line (cache hits never reach the scheduler)."""
     if outcome.failure is not None:
         progress.errors += 1

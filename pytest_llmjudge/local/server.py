@@ -40,8 +40,7 @@ from .model_file import default_model_cache as default_model_cache
 from .model_file import prepare_packaged_model as prepare_packaged_model
 
 if TYPE_CHECKING:
-    from pydantic_ai.models import Model
-    from pydantic_ai.settings import ModelSettings
+    pass
 
 SHARED_URL_ENV = "LLMJUDGE_LOCAL_SERVER_URL"
 
@@ -346,49 +345,3 @@ def server_for_session(
     if server.owned:
         server.export(environ)
     return server
-
-
-def openai_compatible_model(
-    base_url: str,
-    model_name: str,
-    *,
-    native_json: bool = True,
-    max_string_length: int | None = 600,
-    api_key: str | None = None,
-    settings: ModelSettings | None = None,
-) -> Model:
-    """A pydantic-ai OpenAI chat model for an OpenAI-compatible server at ``base_url``.
-
-    With ``native_json`` structured output goes as ``response_format: json_schema``, which the
-    server enforces while sampling, so even a tiny model returns a valid verdict object; without
-    it the schema goes into the instructions (prompted output with ``json_object`` mode).
-    ``max_string_length`` becomes the ``maxLength`` of every unbounded string in the schema, so a
-    model caught repeating itself inside ``reason`` is made to close it instead of running into
-    the token limit. A placeholder key is sent unless ``api_key`` is given, so no
-    ``OPENAI_API_KEY`` leaks to a local server.
-    """
-    from pydantic_ai.models.openai import OpenAIChatModel
-    from pydantic_ai.profiles import InlineDefsJsonSchemaTransformer, JsonSchemaTransformer
-    from pydantic_ai.profiles.openai import OpenAIModelProfile
-    from pydantic_ai.providers.openai import OpenAIProvider
-
-    transformer: type[JsonSchemaTransformer] = InlineDefsJsonSchemaTransformer
-    if max_string_length is not None:
-        cap = max_string_length
-
-        class CappedStrings(InlineDefsJsonSchemaTransformer):
-            def transform(self, schema: dict[str, Any]) -> dict[str, Any]:
-                if schema.get("type") == "string" and not schema.keys() & {"maxLength", "enum", "const"}:
-                    schema["maxLength"] = cap
-                return schema
-
-        transformer = CappedStrings
-    profile = OpenAIModelProfile(
-        supports_json_schema_output=native_json,
-        supports_json_object_output=True,
-        default_structured_output_mode="native" if native_json else "prompted",
-        json_schema_transformer=transformer,
-        openai_supports_strict_tool_definition=False,
-    )
-    provider = OpenAIProvider(base_url=base_url, api_key=api_key or "no-key-needed")
-    return OpenAIChatModel(model_name, provider=provider, profile=profile, settings=settings)

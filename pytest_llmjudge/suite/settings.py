@@ -5,9 +5,12 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-CACHE_MODES = ("use", "off", "refresh", "replay")
+from .vocabulary import CACHE_MODES, PROMPT_STYLES
+
+if TYPE_CHECKING:
+    from .files import Benchmark
 
 
 @dataclass(frozen=True)
@@ -61,8 +64,8 @@ def resolve(
         variable = env_variable(name)
         for source, raw in (
             (f"--llmjudge-{name.replace('_', '-')}", cli(name)),
-            (variable, env.get(variable)),
-            (f"llmjudge_{name}", ini(name)),
+            (f"{variable} (environment)", env.get(variable)),
+            (f"llmjudge_{name} (ini file)", ini(name)),
         ):
             if raw is None or raw == "":
                 continue
@@ -70,14 +73,30 @@ def resolve(
                 values[name] = convert(raw) if isinstance(raw, str) else raw
             except ValueError:
                 raise ValueError(f"{source}: cannot read {raw!r} as {convert.__name__}") from None
+            if (problem := _invalid(name, values[name])) is not None:
+                raise ValueError(f"{source}: {problem}")
             break
         else:
             values[name] = getattr(DEFAULTS, name)
-    settings = RunSettings(**values)
-    if settings.cache not in CACHE_MODES:
-        raise ValueError(f"--llmjudge-cache: {settings.cache!r} is not one of {', '.join(CACHE_MODES)}")
-    if settings.concurrency < 1:
-        raise ValueError("--llmjudge-concurrency must be at least 1")
-    if settings.attempts < 1:
-        raise ValueError("--llmjudge-attempts must be at least 1")
-    return settings
+    return RunSettings(**values)
+
+
+def _invalid(name: str, value: Any) -> str | None:
+    """What is wrong with a setting's value, or None."""
+    if name == "cache" and value not in CACHE_MODES:
+        return f"{value!r} is not one of {', '.join(CACHE_MODES)}"
+    if name == "prompt_style" and value not in PROMPT_STYLES:
+        return f"{value!r} is not one of {', '.join(PROMPT_STYLES)}"
+    if name in {"concurrency", "attempts", "max_tokens"} and value < 1:
+        return f"must be at least 1, not {value}"
+    if name in {"timeout", "rpm"} and not value > 0:
+        return f"must be a positive number of {'seconds' if name == 'timeout' else 'requests'}, not {value:g}"
+    if name == "temperature" and not value >= 0:
+        return f"must be 0 or more, not {value:g}"
+    return None
+
+
+def prompt_style_for(benchmark: Benchmark, settings: RunSettings) -> str:
+    """The prompt style of a benchmark's requests: its own ``judge.prompt_style``, else the run's."""
+    judge = benchmark.spec.judge
+    return (judge.prompt_style if judge and judge.prompt_style else None) or settings.prompt_style

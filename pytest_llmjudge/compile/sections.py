@@ -1,0 +1,20 @@
+"""A benchmark's rubric sections: from its prompt file, else from its own fields."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..suite.errors import display_path
+from ..suite.files import Benchmark
+from ..suite.prompt_file import PromptSections, parse_prompt
+from ..suite.yamlsrc import decode
+from .request import sections_from_fields
+
+
+def sections_for(benchmark: Benchmark, display_root: Path) -> PromptSections:
+    """Parse the benchmark's ``llm_prompt_file`` (SpecError at its line when malformed), or build
+    the sections from its concept, criteria and examples when it has none."""
+    if benchmark.prompt_path is None:
+        return sections_from_fields(benchmark)
+    display = display_path(benchmark.prompt_path, display_root)
+    return parse_prompt(decode(benchmark.prompt_path.read_bytes(), display), display)

@@ -1,0 +1,137 @@
+"""Judge models from configuration: pydantic-ai model objects, their settings, and the one name
+(``judge_label``) that a configuration goes by in the cache, in replay and in reports."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from pydantic_ai import models
+from pydantic_ai.messages import ModelMessage, ModelResponse
+from pydantic_ai.models.function import AgentInfo, FunctionModel
+from pydantic_ai.settings import ModelSettings
+
+from ..local.model_file import PACKAGED_MODEL_NAME, LocalServerError
+from ..local.server import is_local_spec, normalize_base_url, parse_local_spec
+from .verdict import JudgeFailure
+
+
+class ModelConfigError(Exception):
+    """A judge model that cannot be built from its configuration."""
+
+
+def model_label(model: models.Model) -> str:
+    """The label of a model object (one given by the ``pytest_llmjudge_model`` hook)."""
+    return f"{model.system}:{model.model_name}"
+
+
+def judge_label(value: str, base_url: str | None = None) -> str:
+    """The label of a judge configured by a model string: the same whether the run calls the
+    model or replays the cache, so a ``replay`` run finds what a ``use`` run stored.
+
+    ``local`` → ``local:gemma-3-270m-q4_k_m``; ``local:PATH.gguf`` → ``local:<file stem>``;
+    ``local:http://host:port[#MODEL]`` → ``local:http://host:port/v1[#MODEL]`` (the server);
+    a name served through ``--llmjudge-base-url`` → ``openai:NAME@URL``; else the string itself.
+    """
+    if is_local_spec(value):
+        try:
+            spec = parse_local_spec(value)
+        except LocalServerError as exc:
+            raise ModelConfigError(str(exc)) from None
+        if spec.source == "packaged":
+            return f"local:{PACKAGED_MODEL_NAME}"
+        if spec.source == "gguf" and spec.path is not None:
+            return f"local:{spec.path.stem}"
+        return f"local:{spec.url}" + (f"#{spec.model}" if spec.model else "")
+    if base_url:
+        name = value.split(":", 1)[1] if value.startswith("openai:") else value
+        try:
+            url = normalize_base_url(base_url)
+        except LocalServerError:
+            raise ModelConfigError(f"base URL {base_url!r} is not an http(s)://host:port URL") from None
+        return f"openai:{name}@{url}"
+    return value
+
+
+def build_model(value: str | models.Model, base_url: str | None = None) -> models.Model:
+    """A pydantic-ai model from a model string (``openai:…``, ``anthropic:…``, …) or object.
+
+    With ``base_url`` the model name is served by an OpenAI-compatible server (vLLM, Ollama,
+    llama.cpp): ``openai:NAME`` or plain ``NAME`` both work.
+    """
+    if isinstance(value, models.Model):
+        return value
+    if base_url:
+        name = value.split(":", 1)[1] if value.startswith("openai:") else value
+        key = os.environ.get("LLMJUDGE_API_KEY") or os.environ.get("OPENAI_API_KEY")
+        return openai_compatible_model(base_url, name, api_key=key)
+    try:
+        return models.infer_model(value)
+    except Exception as exc:  # pydantic-ai raises UserError and provider-specific errors here
+        raise ModelConfigError(f"cannot use judge model {value!r}: {exc}") from None
+
+
+def replay_only_model(label: str) -> models.Model:
+    """A stand-in for ``--llmjudge-cache=replay``: labelled like the real judge, never called."""
+
+    def refuse(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        raise JudgeFailure("cache-miss", "replay mode never calls the judge model")
+
+    return FunctionModel(refuse, model_name=label)
+
+
+def model_settings(temperature: float | None, max_tokens: int | None, timeout: float | None) -> ModelSettings:
+    settings = ModelSettings()
+    if temperature is not None:
+        settings["temperature"] = temperature
+    if max_tokens is not None:
+        settings["max_tokens"] = max_tokens
+    if timeout is not None:
+        settings["timeout"] = timeout
+    return settings
+
+
+def openai_compatible_model(
+    base_url: str,
+    model_name: str,
+    *,
+    native_json: bool = True,
+    max_string_length: int | None = 600,
+    api_key: str | None = None,
+    settings: ModelSettings | None = None,
+) -> models.Model:
+    """A pydantic-ai OpenAI chat model for an OpenAI-compatible server at ``base_url``.
+
+    With ``native_json`` structured output goes as ``response_format: json_schema``, which the
+    server enforces while sampling, so even a tiny model returns a valid verdict object; without
+    it the schema goes into the instructions (prompted output with ``json_object`` mode).
+    ``max_string_length`` becomes the ``maxLength`` of every unbounded string in the schema, so a
+    model caught repeating itself inside ``reason`` is made to close it instead of running into
+    the token limit. A placeholder key is sent unless ``api_key`` is given, so no
+    ``OPENAI_API_KEY`` leaks to a local server.
+    """
+    from pydantic_ai.models.openai import OpenAIChatModel
+    from pydantic_ai.profiles import InlineDefsJsonSchemaTransformer, JsonSchemaTransformer
+    from pydantic_ai.profiles.openai import OpenAIModelProfile
+    from pydantic_ai.providers.openai import OpenAIProvider
+
+    transformer: type[JsonSchemaTransformer] = InlineDefsJsonSchemaTransformer
+    if max_string_length is not None:
+        cap = max_string_length
+
+        class CappedStrings(InlineDefsJsonSchemaTransformer):
+            def transform(self, schema: dict[str, Any]) -> dict[str, Any]:
+                if schema.get("type") == "string" and not schema.keys() & {"maxLength", "enum", "const"}:
+                    schema["maxLength"] = cap
+                return schema
+
+        transformer = CappedStrings
+    profile = OpenAIModelProfile(
+        supports_json_schema_output=native_json,
+        supports_json_object_output=True,
+        default_structured_output_mode="native" if native_json else "prompted",
+        json_schema_transformer=transformer,
+        openai_supports_strict_tool_definition=False,
+    )
+    provider = OpenAIProvider(base_url=base_url, api_key=api_key or "no-key-needed")
+    return OpenAIChatModel(model_name, provider=provider, profile=profile, settings=settings)

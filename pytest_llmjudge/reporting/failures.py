@@ -1,0 +1,66 @@
+"""Failure reports of case items: who, where, verdict, reason, rubric excerpt. No pytest here."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from ..judging.verdict import Outcome
+
+if TYPE_CHECKING:
+    from ..compile.request import CompiledRequest
+    from ..suite.files import Benchmark, Case
+
+
+class CaseFailed(Exception):
+    """The judge's verdict on a case is FAIL (or uncertain)."""
+
+    def __init__(self, outcome: Outcome) -> None:
+        super().__init__("judge verdict: fail")
+        self.outcome = outcome
+
+
+class JudgeErrored(Exception):
+    """The judge gave no verdict: the case is an ERROR, not a FAIL."""
+
+    def __init__(self, outcome: Outcome) -> None:
+        super().__init__(str(outcome.failure))
+        self.outcome = outcome
+
+
+def failure_text(
+    benchmark: Benchmark,
+    case: Case,
+    request: CompiledRequest,
+    outcome: Outcome,
+    rubric_excerpt: Sequence[str],
+) -> str:
+    """The report for a failing or erroring case: who, where, verdict, reason, rubric excerpt."""
+    title = f"{benchmark.code} · {benchmark.spec.label}" if benchmark.spec.label else benchmark.code
+    lines = [title, f"case {case.id} at {case.location.path}:{case.location.line}"]
+    model = f"model: {outcome.model or '?'}   prompt: {request.digest[:12]}"
+    if outcome.failure is not None:
+        tries = (
+            f" after {outcome.attempts} attempt{'s' if outcome.attempts != 1 else ''}"
+            if outcome.attempts
+            else ""
+        )
+        lines += [f"judge ERROR ({outcome.failure.kind}){tries}: {outcome.failure.message}", model]
+        return "\n".join(lines)
+    verdict = outcome.verdict
+    assert verdict is not None
+    head = "verdict: FAIL"
+    if verdict.uncertain:
+        head += " (uncertain: listed for human review)"
+    extras = [
+        f"score: {verdict.score:g}" if verdict.score is not None else "",
+        f"confidence: {verdict.confidence}" if verdict.confidence else "",
+    ]
+    if verdict.format:
+        extras.append(f"read from {verdict.format} text")
+    lines += ["   ".join([head, *[e for e in extras if e]]), f"reason: {verdict.reason}", model]
+    if outcome.cached:
+        lines[-1] += "   (cached verdict)"
+    if rubric_excerpt:
+        lines += ["rubric:", *[f"  {line}" for line in rubric_excerpt]]
+    return "\n".join(lines)

@@ -1,0 +1,16 @@
+"""JUnit properties of a case record (pytest writes them into ``--junitxml``)."""
+
+from __future__ import annotations
+
+from ..gating.records import CaseRecord
+
+
+def junit_properties(record: CaseRecord) -> list[tuple[str, str]]:
+    verdict = {"pass": "pass", "fail": "fail", "error": "error", "skip": "skipped"}[record.result]
+    props = [("llmjudge_verdict", verdict), ("llmjudge_reason", record.reason)]
+    if record.score is not None:
+        props.append(("llmjudge_score", f"{record.score:g}"))
+    if record.uncertain:
+        props.append(("llmjudge_uncertain", "true"))
+    props += [("llmjudge_model", record.model), ("llmjudge_prompt_hash", record.prompt_hash)]
+    return props

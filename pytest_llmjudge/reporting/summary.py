@@ -1,0 +1,105 @@
+"""The terminal summary as data: gate tables and the judge line, each a list of lines."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from ..gating.gates import BenchmarkGate, RubricGate
+from ..gating.records import CaseRecord
+
+
+def _pct(value: float | None) -> str:
+    return "-" if value is None else f"{value:.0%}" if value in (0.0, 1.0) else f"{value:.1%}"
+
+
+def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
+    widths = [max(len(str(c)) for c in column) for column in zip(header, *rows, strict=True)]
+
+    def line(cells: Sequence[str]) -> str:
+        return "  ".join(str(c).ljust(w) for c, w in zip(cells, widths, strict=True)).rstrip()
+
+    return [line(header), line(["-" * w for w in widths]), *[line(r) for r in rows]]
+
+
+def benchmark_table(gates: Sequence[BenchmarkGate]) -> list[str]:
+    rows = [
+        [
+            g.code,
+            str(g.cases),
+            str(g.passed),
+            str(g.failed),
+            str(g.errors),
+            str(g.review),
+            _pct(g.pass_rate),
+            "-" if g.threshold is None else f"{g.threshold:g}",
+            g.status.upper() if g.status in {"pass", "fail"} else g.status,
+            "hard" if g.criticality == "hard_gate" else "",
+        ]
+        for g in gates
+    ]
+    return _table(
+        ["benchmark", "cases", "passed", "failed", "errors", "review", "pass rate", "threshold", "gate", ""],
+        rows,
+    )
+
+
+def rubric_table(gates: Sequence[RubricGate]) -> list[str]:
+    rows = [
+        [
+            g.code,
+            g.method,
+            "-" if g.score is None else f"{g.score:.3f}",
+            "-" if g.threshold is None else f"{g.threshold:g}",
+            g.status.upper() if g.status in {"pass", "fail"} else g.status,
+            g.detail,
+        ]
+        for g in gates
+    ]
+    return _table(["rubric", "aggregation", "score", "threshold", "gate", "detail"], rows)
+
+
+@dataclass
+class Stats:
+    """Judge counts of a run, derived from its case records only."""
+
+    calls: int = 0
+    cache_hits: int = 0
+    retries: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    judged: int = 0
+    errors: int = 0
+    cache_write_errors: list[str] = field(default_factory=list)
+
+    def line(self) -> str:
+        """The summary's judge line: verdicts, model calls, cache hits, retries, errors, tokens."""
+        text = (
+            f"judge: {self.judged} verdict(s), {self.calls} model call(s), {self.cache_hits} cache hit(s), "
+            f"{self.retries} retr{'y' if self.retries == 1 else 'ies'}, {self.errors} error(s)"
+        )
+        if self.input_tokens or self.output_tokens:
+            text += f", tokens in/out {self.input_tokens}/{self.output_tokens}"
+        elif self.calls:
+            text += ", tokens not reported"
+        if self.cache_write_errors:
+            text += f"; {len(self.cache_write_errors)} cache write(s) failed: {self.cache_write_errors[0]}"
+        return text
+
+    @classmethod
+    def from_records(cls, records: Iterable[CaseRecord], cache_write_errors: Sequence[str] = ()) -> Stats:
+        """Counts of the cases a judge decided: verdicts (pass/fail), errors, calls, cache hits."""
+        stats = cls(cache_write_errors=list(cache_write_errors))
+        for r in records:
+            if r.result not in {"pass", "fail", "error"} or r.model == "checks":
+                continue
+            if r.result == "error":
+                stats.errors += 1
+            else:
+                stats.judged += 1
+            stats.cache_hits += r.cached
+            stats.calls += r.requests
+            stats.retries += max(r.attempts - 1, 0)
+            stats.input_tokens += r.input_tokens
+            stats.output_tokens += r.output_tokens
+        return stats
