@@ -1,1 +1,2 @@
-"""."""
+"""From a benchmark and a case to the exact judge request: rubric templates, fencing, digest,
+snapshot rendering."""
