@@ -9,16 +9,26 @@ from pathlib import Path
 
 from .. import __version__
 from ..suite.errors import SpecError, display_path
+from ..suite.vocabulary import PROMPT_STYLES
 
 
 def _compile(args: argparse.Namespace) -> int:
     """Print the exact request the judge receives for a benchmark's cases."""
-    from ..compile.request import STYLES, compile_case, compile_rubric
+    from ..compile.request import compile_case, compile_rubric
     from ..compile.sections import sections_for
     from ..judging.llmjudge import render_messages
     from ..suite.files import load_benchmark
+    from ..suite.root import RootError, find_root
+    from ..suite.settings import prompt_style_for, resolve
 
-    root = Path(args.rootdir).resolve()
+    try:
+        project = find_root([args.path])
+        root = Path(args.rootdir).resolve() if args.rootdir else project.rootdir
+        # the style pytest would use: the environment and the ini file, as in a run
+        settings = resolve(lambda name: None, lambda name: project.ini(f"llmjudge_{name}"))
+    except (RootError, ValueError) as exc:
+        print(f"llmjudge compile: {exc}", file=sys.stderr)
+        return 2
     path = Path(args.path)
     display = display_path(path, root)
     try:
@@ -27,7 +37,7 @@ def _compile(args: argparse.Namespace) -> int:
     except SpecError as error:
         print(error.render(), file=sys.stderr)
         return 2
-    style = args.style or (benchmark.spec.judge.prompt_style if benchmark.spec.judge else None) or STYLES[0]
+    style = args.style or prompt_style_for(benchmark, settings)
     cases = [c for c in benchmark.cases if args.case in (None, c.id)]
     if args.case and not cases:
         known = ", ".join(c.id for c in benchmark.cases) or "none"
@@ -63,10 +73,15 @@ def build_parser() -> argparse.ArgumentParser:
     compile_parser.add_argument("path", help="benchmark YAML file")
     compile_parser.add_argument("--case", help="only this case id")
     compile_parser.add_argument(
-        "--style", choices=["no_reasoning", "short_cot", "long_cot"], help="prompt style"
+        "--style",
+        choices=PROMPT_STYLES,
+        help="prompt style (default: as a pytest run would choose it: the benchmark's "
+        "judge.prompt_style, else LLMJUDGE_PROMPT_STYLE, else ini llmjudge_prompt_style, else no_reasoning)",
     )
     compile_parser.add_argument(
-        "--rootdir", default=".", help="repository root that paths in the file are relative to (default .)"
+        "--rootdir",
+        default=None,
+        help="repository root that paths in the file are relative to (default: the rootdir pytest would use)",
     )
     compile_parser.set_defaults(handler=_compile)
 

@@ -17,7 +17,7 @@ import contextlib
 import os
 import tomllib
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 BENCHMARK_PATHS_DEFAULT = ("benchmarks",)
@@ -37,6 +37,11 @@ class ProjectRoot:
     benchmark_paths: tuple[str, ...] = BENCHMARK_PATHS_DEFAULT  # ini llmjudge_paths
     rubrics: str = RUBRICS_DEFAULT  # ini llmjudge_rubrics
     lint: bool | None = None  # ini llmjudge_lint; None when the file does not set it
+    values: Mapping[str, object] = field(default_factory=dict, compare=False)  # the raw ini section
+
+    def ini(self, name: str) -> object:
+        """The raw value of ini key ``name`` in the configuration file (None when unset)."""
+        return self.values.get(name)
 
 
 @dataclass(frozen=True)
@@ -246,6 +251,7 @@ def _from_config(rootdir: Path, inifile: Path, config: _Config) -> ProjectRoot:
         else BENCHMARK_PATHS_DEFAULT,
         rubrics=str(rubrics) if rubrics else RUBRICS_DEFAULT,
         lint=None if lint is None else _bool(lint, f"{source}: llmjudge_lint"),
+        values=dict(values),
     )
 
 
