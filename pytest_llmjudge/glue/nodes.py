@@ -20,6 +20,7 @@ from ..reporting.failures import CaseFailed, JudgeErrored, failure_text
 from ..suite import files as spec
 from ..suite.errors import SpecError, display_path
 from ..suite.prompt_file import PromptSections
+from . import snapshots
 
 if TYPE_CHECKING:
     from .run_state import RunState
@@ -39,8 +40,18 @@ class BenchmarkFile(pytest.File):
             state.claim_code(benchmark)
             sections = sections_for(benchmark, self.config.rootpath)
         except SpecError as error:
+            self.keep_snapshots()
             raise self.CollectError(error.render()) from None
+        except Exception:
+            self.keep_snapshots()
+            raise
         yield BenchmarkNode.from_parent(self, name=benchmark.code, benchmark=benchmark, sections=sections)
+
+    def keep_snapshots(self) -> None:
+        """This file did not load: syrupy must not call its stored snapshot unused."""
+        guard = snapshots.guard(self.config)
+        if guard is not None:
+            guard.keep_snapshots_of(self)
 
 
 class BenchmarkNode(pytest.Collector):

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from ..suite.settings import RunSettings, prompt_style_for
-from . import gcfreeze
+from . import gcfreeze, snapshots
 from .selection import is_worker, queued_on_worker, selection_is_final
 
 if TYPE_CHECKING:
@@ -43,6 +43,7 @@ class RunState:
 
     def __post_init__(self) -> None:
         gcfreeze.opened(self)
+        snapshots.register(self.config)  # keeps the snapshots of what a run did not check
 
     @property
     def service(self) -> JudgingService:

@@ -1,0 +1,53 @@
+"""Snapshots of compiled judge requests are never lost by a run that did not check them."""
+
+from __future__ import annotations
+
+from tests.conftest import GOOD, Suite
+
+OTHER = GOOD.replace("A-OK1", "A-OK2")
+
+
+def accepted(suite: Suite) -> Suite:
+    suite.benchmark("A-OK1", GOOD)
+    suite.benchmark("A-OK2", OTHER)
+    result = suite.run("benchmarks", "--snapshot-update", syrupy=True)
+    result.stdout.fnmatch_lines(["2 snapshots generated."])
+    return suite
+
+
+def snapshot_files(suite: Suite) -> list[str]:
+    return sorted(p.name for p in (suite.root / "benchmarks/a/__snapshots__").glob("*.ambr"))
+
+
+def test_run_without_a_model_reports_and_deletes_no_snapshot(bare_suite: Suite) -> None:
+    accepted_suite = bare_suite
+    accepted_suite.benchmark("A-OK1", GOOD)
+    accepted_suite.benchmark("A-OK2", OTHER)
+    # accept with a judge-free selection: prompt items only
+    accepted_suite.run("benchmarks", "-k", "prompt", "--snapshot-update", syrupy=True)
+    assert snapshot_files(accepted_suite) == ["A-OK1.ambr", "A-OK2.ambr"]
+    result = accepted_suite.run("benchmarks", syrupy=True)
+    assert result.ret == 4
+    assert "unused" not in result.stdout.str()
+    result = accepted_suite.run("benchmarks", "--snapshot-update", syrupy=True)
+    assert result.ret == 4
+    assert "deleted" not in result.stdout.str()
+    assert snapshot_files(accepted_suite) == ["A-OK1.ambr", "A-OK2.ambr"]
+
+
+def test_items_that_did_not_run_keep_their_snapshots(suite: Suite) -> None:
+    accepted(suite)
+    suite.benchmark("A-OK1", GOOD.replace("candidate_output: hello", "candidate_output: FAIL"))
+    result = suite.run("benchmarks", "-x", "--snapshot-update", syrupy=True)
+    assert "deleted" not in result.stdout.str()
+    assert snapshot_files(suite) == ["A-OK1.ambr", "A-OK2.ambr"]
+
+
+def test_broken_benchmark_file_keeps_its_snapshot(suite: Suite) -> None:
+    accepted(suite)
+    suite.benchmark("A-OK2", OTHER.replace("label: Always fine", "label: [unclosed"))
+    result = suite.run("benchmarks", syrupy=True)
+    assert "unused" not in result.stdout.str()
+    result = suite.run("benchmarks", "--snapshot-update", syrupy=True)
+    assert "deleted" not in result.stdout.str()
+    assert snapshot_files(suite) == ["A-OK1.ambr", "A-OK2.ambr"]
