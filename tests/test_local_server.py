@@ -7,6 +7,7 @@ GGUF and get real verdicts from it; they assert the pipeline, not the tiny model
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 import json
 import os
 import signal
@@ -119,20 +120,50 @@ def test_model_cache_from_environment(monkeypatch: pytest.MonkeyPatch, tmp_path:
 # --- error paths: nothing is started ------------------------------------------------------------
 
 
+def hide_xllamacpp(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Make this process look like a plain install, without the 'local' extra's xllamacpp."""
+    find_spec = importlib.util.find_spec
+
+    def hidden(name: str, package: str | None = None) -> Any:
+        return None if name == "xllamacpp" else find_spec(name, package)
+
+    monkeypatch.setattr(importlib.util, "find_spec", hidden)
+
+
+@pytest.fixture(params=["xllamacpp-as-installed", "xllamacpp-missing"])
+def xllamacpp(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Runs a test as the environment is, and once more as a plain install without xllamacpp."""
+    if request.param == "xllamacpp-missing":
+        hide_xllamacpp(monkeypatch)
+
+
+@pytest.mark.usefixtures("xllamacpp")
 def test_missing_gguf(tmp_path: Path) -> None:
     with pytest.raises(LocalServerError, match="no such file"):
         start_local_server(f"local:{tmp_path / 'absent.gguf'}")
 
 
+@pytest.mark.usefixtures("xllamacpp")
 def test_directory_is_not_a_model(tmp_path: Path) -> None:
     with pytest.raises(LocalServerError, match="not a file"):
         start_local_server(f"local:{tmp_path}")
 
 
+@pytest.mark.usefixtures("xllamacpp")
 def test_non_gguf_file(tmp_path: Path) -> None:
     path = tmp_path / "weights.bin"
     path.write_bytes(b"PK\x03\x04 not a model")
     with pytest.raises(LocalServerError, match="not a GGUF model file"):
+        start_local_server(f"local:{path}")
+
+
+def test_a_good_gguf_without_xllamacpp_names_the_extra(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    hide_xllamacpp(monkeypatch)
+    path = tmp_path / "m.gguf"
+    path.write_bytes(b"GGUF\x03\x00\x00\x00")
+    with pytest.raises(LocalServerError, match=r"needs xllamacpp; install the optional extra"):
         start_local_server(f"local:{path}")
 
 

@@ -220,14 +220,14 @@ def start_local_server(
         return LocalServer(parsed.url, parsed.model or _served_model_name(parsed.url, ready_timeout))
     if parallel < 1 or ctx_per_slot < 256 or max_tokens < 1:
         raise LocalServerError("local server: needs parallel >= 1, ctx_per_slot >= 256, max_tokens >= 1")
+    # A user's file is checked first: its mistake is what to fix, whatever else is installed.
+    gguf = check_gguf(parsed.path) if parsed.path is not None else None
     if importlib.util.find_spec("xllamacpp") is None:
         raise LocalServerError(f"the local judge server needs xllamacpp; {INSTALL_HINT}")
-    if parsed.source == "packaged":
+    if gguf is None:
         model_path, model_name = prepare_packaged_model(cache_dir), PACKAGED_MODEL_NAME
     else:
-        assert parsed.path is not None
-        model_path = check_gguf(parsed.path)
-        model_name = model_path.stem
+        model_path, model_name = gguf, gguf.stem
     config = {
         "model": str(model_path),
         "alias": model_name,
