@@ -113,10 +113,13 @@ def run_rules(args: argparse.Namespace) -> int:
         except SelectionError as exc:
             print(f"llmjudge rules: error: {exc}", file=sys.stderr)
             return EXIT_USAGE
-        print(f"{rule.code} {rule.name} ({rule.severity.value}{', fixable' if rule.fixable else ''})\n")
+        extras = (", fixable" if rule.fixable else "") + (", opt-in" if rule.opt_in else "")
+        print(f"{rule.code} {rule.name} ({rule.severity.value}{extras})\n")
         print(rule.doc())
         return EXIT_CLEAN
     for rule in all_rules():
         fix = "[*]" if rule.fixable else "   "
-        print(f"{rule.code}  {rule.name:<28}  {rule.severity.value:<7}  {fix}  {rule.summary}")
+        severity = f"{rule.severity.value}{'*' if rule.opt_in else ''}"
+        print(f"{rule.code}  {rule.name:<28}  {severity:<8}  {fix}  {rule.summary}")
+    print("\n[*] has a fix; * after the severity: opt-in, runs only when selected by code or name")
     return EXIT_CLEAN

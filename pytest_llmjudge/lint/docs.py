@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from .registry import all_rules
+from .rule import Rule
 
 HEADER = """# Lint rules
 
@@ -14,7 +15,8 @@ HEADER = """# Lint rules
 prompt-template YAML files. Silence a finding on one line with
 `<!-- llmjudge: noqa: LJ001 -->` (prompt files) or `# llmjudge: noqa: LJ030` (YAML), on the
 line itself or alone on the line above; configure rules in `[tool.llmjudge.lint]` in
-pyproject.toml. `✔️` marks rules with a fix (`--fix`; `--unsafe-fixes` for LJ001).
+pyproject.toml. `✔️` marks rules with a fix (`--fix`; `--unsafe-fixes` for LJ001 and LJ004).
+Opt-in rules run only when selected by their code or name (`--select LJ004`).
 """
 
 
@@ -24,10 +26,14 @@ def render_rules_markdown() -> str:
         anchor = f"{rule.code.lower()}-{rule.name}"
         fix = "✔️" if rule.fixable else ""
         rows.append(
-            f"| [{rule.code}](#{anchor}) | {rule.name} | {rule.severity.value} | {fix} | {rule.summary} |"
+            f"| [{rule.code}](#{anchor}) | {rule.name} | {_severity(rule)} | {fix} | {rule.summary} |"
         )
     parts = [HEADER, "\n".join(rows), ""]
     for rule in all_rules():
         body = re.sub(r"^## ", "### ", rule.doc(), flags=re.MULTILINE)
-        parts.append(f"## {rule.code} {rule.name}\n\n*{rule.severity.value}* · {rule.summary}\n\n{body}\n")
+        parts.append(f"## {rule.code} {rule.name}\n\n*{_severity(rule)}* · {rule.summary}\n\n{body}\n")
     return "\n".join(parts)
+
+
+def _severity(rule: Rule) -> str:
+    return f"{rule.severity.value}, opt-in" if rule.opt_in else rule.severity.value

@@ -181,7 +181,7 @@ class Linter:
         ignored: set[str] = set()
         for glob, codes in self.settings.per_file_ignores:
             if fnmatch.fnmatch(rel, glob) or fnmatch.fnmatch(rel, glob.rstrip("/") + "/*"):
-                ignored.update(expand(codes))
+                ignored.update(expand(codes, opt_in=True))
         return frozenset(ignored)
 
     def lint(self, paths: Iterable[Path], force_exclude: bool = False) -> list[Diagnostic]:

@@ -8,6 +8,7 @@ from .rule import Rule
 from .rules import ALL_RULES
 
 _BY_CODE = {rule.code: rule for rule in ALL_RULES}
+_DEFAULT = frozenset(rule.code for rule in ALL_RULES if not rule.opt_in)
 
 
 class SelectionError(ValueError):
@@ -27,19 +28,23 @@ def get_rule(code: str) -> Rule:
     return found
 
 
-def expand(patterns: Iterable[str]) -> frozenset[str]:
-    """Codes matched by codes, code prefixes (``LJ0``), rule names or ``ALL``."""
+def expand(patterns: Iterable[str], opt_in: bool = False) -> frozenset[str]:
+    """Codes matched by codes, code prefixes (``LJ0``), rule names or ``ALL``.
+
+    When selecting, opt-in rules match only their exact code or name, never a prefix or
+    ``ALL``; ``opt_in=True`` (ignoring) lets prefixes match them too.
+    """
+    pool = frozenset(_BY_CODE) if opt_in else _DEFAULT
     codes: set[str] = set()
     for pattern in patterns:
         key = pattern.strip()
         if not key:
             continue
         if key.upper() == "ALL":
-            codes.update(_BY_CODE)
+            codes.update(pool)
             continue
-        matched = {c for c in _BY_CODE if c.startswith(key.upper())} or {
-            r.code for r in ALL_RULES if r.name == key.lower()
-        }
+        exact = {r.code for r in ALL_RULES if key.upper() == r.code or key.lower() == r.name}
+        matched = exact or {c for c in pool if c.startswith(key.upper())}
         if not matched:
             raise SelectionError(f"'{pattern}' matches no rule (see 'llmjudge rules')")
         codes.update(matched)
@@ -47,10 +52,10 @@ def expand(patterns: Iterable[str]) -> frozenset[str]:
 
 
 def selected(select: Iterable[str] | None, ignore: Iterable[str]) -> frozenset[str]:
-    """The codes to run: ``select`` (all rules when None) minus ``ignore``.
+    """The codes to run: ``select`` (every rule but the opt-in ones when None) minus ``ignore``.
 
     LJ000 (a file that cannot be loaded) runs unless ignored by name: a narrow ``select`` must
     not turn a broken file into a clean one.
     """
-    chosen = expand(select) if select is not None else frozenset(_BY_CODE)
-    return (chosen | {"LJ000"}) - expand(ignore)
+    chosen = expand(select) if select is not None else _DEFAULT
+    return (chosen | {"LJ000"}) - expand(ignore, opt_in=True)

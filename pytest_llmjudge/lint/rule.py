@@ -35,6 +35,7 @@ class Rule(ABC):
     summary: ClassVar[str]
     kinds: ClassVar[frozenset[Kind]] = frozenset()
     fixable: ClassVar[bool] = False
+    opt_in: ClassVar[bool] = False  # runs only when selected by its exact code or name
 
     @classmethod
     def doc(cls) -> str:

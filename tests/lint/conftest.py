@@ -16,6 +16,8 @@ CORPUS = Path(__file__).resolve().parent / "corpus"
 # Rules each corpus folder is about; a snippet is not a whole prompt, so other rules stay off.
 CORPUS_RULES = {
     "logic": ["LJ001", "LJ002", "LJ003"],
+    "compound": ["LJ001"],
+    "weak": ["LJ001", "LJ004"],
     "structure": ["LJ010", "LJ011", "LJ012", "LJ013", "LJ014", "LJ015"],
     "legacy": ["LJ020", "LJ021"],
     "templates": ["LJ040", "LJ041"],

@@ -148,3 +148,21 @@ def test_flag_compound_logic_tool_matches_lint_select_lj001(capsys: pytest.Captu
         for code, _ in expected_of(p)
     )
     assert expected.count(" LJ001 ") == wanted
+
+
+def test_opt_in_rule_runs_only_when_selected_by_code(capsys: pytest.CaptureFixture[str]) -> None:
+    target = str(CORPUS / "weak" / "flag_or_opener_prompt.md")
+    assert llmjudge("lint", "--isolated", target) == 1  # a snippet, not a whole prompt: LJ010
+    assert "LJ004" not in capsys.readouterr().out
+    assert llmjudge("lint", "--isolated", "--select", "LJ00", target) == 0
+    assert capsys.readouterr().out.strip() == "No findings."
+    assert llmjudge("lint", "--isolated", "--select", "LJ004", target) == 0  # a warning
+    out = capsys.readouterr().out
+    assert ":3:1: LJ004 bullets on lines 3, 4 may be one condition split across bullets" in out
+    tool = subprocess.run(
+        [sys.executable, str(REPO / "tools/flag_compound_logic.py"), "--isolated", "--weak", target],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert " LJ004 " in tool.stdout and tool.returncode == 0

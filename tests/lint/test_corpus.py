@@ -30,3 +30,18 @@ def test_corpus_covers_the_hard_cases() -> None:
         assert topic in names, topic
     raw = {p.name: p.read_bytes() for p in corpus_files()}
     assert all(b"\r\n" in data for name, data in raw.items() if "crlf" in name)
+
+
+def test_lj001_precision_and_recall_on_realistic_automatic_fail_sections() -> None:
+    """Production-style sections: LJ001 must stay quiet on correct ones and find split ones."""
+    must_flag = sorted((CORPUS / "compound" / "must-flag").glob("*.md"))
+    must_not_flag = sorted((CORPUS / "compound" / "must-not-flag").glob("*.md"))
+    assert len(must_flag) >= 20 and len(must_not_flag) >= 40
+    assert all(expected(p) and {c for c, _ in expected(p)} == {"LJ001"} for p in must_flag)
+    assert all(not expected(p) for p in must_not_flag)
+
+    def flagged(path: Path) -> bool:
+        return any(d.code == "LJ001" for d in corpus_linter(path).lint_file(path))
+
+    assert [p.name for p in must_not_flag if flagged(p)] == []
+    assert sum(flagged(p) for p in must_flag) >= 0.9 * len(must_flag)

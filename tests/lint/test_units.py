@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from pytest_llmjudge.lint import Diagnostic
-from pytest_llmjudge.lint.logic import conjunctions, input_only, reference_back
+from pytest_llmjudge.lint.fragments import find_splits, input_only
+from pytest_llmjudge.lint.logic import conjunctions
 from pytest_llmjudge.lint.noqa import parse_suppressions
 from pytest_llmjudge.lint.registry import SelectionError, expand, selected
 from pytest_llmjudge.lint.settings import SettingsError, settings_from_table
@@ -41,20 +42,45 @@ def test_grouping_by_parentheses_and_either() -> None:
     )
 
 
+FIRST = "The output leaves the weight field blank."
+
+
 @pytest.mark.parametrize(
-    ("text", "reference"),
+    ("second", "reason"),
     [
-        ("Output provides no acknowledgment of the gap.", "the gap"),
-        ("The output changes that value.", "that value"),
-        ("Either is stated in the narrative.", "either"),
-        ("The output does not mention it.", "it"),
+        ("Output provides no acknowledgment of the gap.", "refers back with 'the gap'"),
+        ("The output changes that value.", "refers back with 'that value'"),
+        ("The output reports that weight in pounds.", "refers back with 'that weight'"),
+        ("Either is stated in the narrative.", "refers back with 'either'"),
+        ("The output does not mention it.", "refers back with 'it'"),
+        ("No clarification is given.", "states an absence that is no failure on its own"),
+        ("The narrative records the weight.", "only describes the inputs, not the output"),
+        ("and the narrative records the weight.", "starts with 'and'"),
+        ("Unless the narrative is silent on the weight.", "starts with 'unless'"),
         ("The output for this case lists no disposition.", None),
         ("If the narrative documents a fall, the output does not mention it.", None),
         ("The output adds a medication found in neither the ground truth nor the narrative.", None),
+        ("The output rounds a value such that it crosses a threshold.", None),
+        ("The output omits a dose (these are often charted in the narrative only).", None),
+        ("Stroke: the narrative gives a time but the time field is left unknown.", None),
     ],
 )
-def test_reference_back(text: str, reference: str | None) -> None:
-    assert reference_back(text) == reference
+def test_strong_evidence_of_a_split(second: str, reason: str | None) -> None:
+    strong, _ = find_splits([FIRST, second], [1, 2], [False, False])
+    assert [r.split(" ", 2)[2] for split in strong for r in split.reasons] == ([reason] if reason else [])
+
+
+@pytest.mark.parametrize(
+    ("second", "reason"),
+    [
+        ("or the output invents a weight.", "starts with 'or'"),
+        ("The output names this protocol step as done.", "refers back with 'this protocol'"),
+    ],
+)
+def test_weak_evidence_is_kept_apart(second: str, reason: str) -> None:
+    strong, weak = find_splits([FIRST, second], [1, 2], [False, False])
+    assert strong == []
+    assert [r.split(" ", 2)[2] for split in weak for r in split.reasons] == [reason]
 
 
 @pytest.mark.parametrize(
@@ -67,6 +93,8 @@ def test_reference_back(text: str, reference: str | None) -> None:
         ("Any administered medication in the ground truth is missing.", False),
         ("The expected output contains a dose.", True),
         ("Field is blank.", False),
+        ("Narrative explicitly states the age, but the age field is left unknown.", False),
+        ("Chief complaint copied from the patient's own words in the narrative.", False),
     ],
 )
 def test_input_only(text: str, only_inputs: bool) -> None:
@@ -93,8 +121,11 @@ def test_noqa_forms() -> None:
 
 
 def test_selection() -> None:
-    assert expand(["LJ00"]) == {"LJ000", "LJ001", "LJ002", "LJ003"}
+    assert expand(["LJ00"]) == {"LJ000", "LJ001", "LJ002", "LJ003"}  # LJ004 is opt-in
     assert expand(["split-and-logic"]) == {"LJ001"}
+    assert expand(["LJ004"]) == expand(["possible-split-logic"]) == {"LJ004"}
+    assert "LJ004" not in selected(None, []) and "LJ004" not in selected(["ALL"], [])
+    assert selected(["LJ004"], ["LJ00"]) == set()
     assert selected(["LJ001"], []) == {"LJ000", "LJ001"}
     assert "LJ000" not in selected(None, ["LJ000"])
     with pytest.raises(SelectionError):

@@ -7,6 +7,7 @@ from .lj000_invalid_file import InvalidFile
 from .lj001_split_and_logic import SplitAndLogic
 from .lj002_mixed_and_or import MixedAndOr
 from .lj003_implicit_and import ImplicitAnd
+from .lj004_possible_split_logic import PossibleSplitLogic
 from .lj010_missing_section import MissingSection
 from .lj011_section_order import SectionOrder
 from .lj012_empty_section import EmptySection
@@ -27,6 +28,7 @@ ALL_RULES: tuple[Rule, ...] = (
     SplitAndLogic(),
     MixedAndOr(),
     ImplicitAnd(),
+    PossibleSplitLogic(),
     MissingSection(),
     SectionOrder(),
     EmptySection(),

@@ -7,30 +7,33 @@ from collections.abc import Iterable, Iterator
 from ...suite.prompt_file import Bullet
 from ..diagnostics import Diagnostic, Edit, Fix, Severity
 from ..documents import PromptDocument
-from ..logic import (
-    bullet_text,
-    continues_sentence,
-    input_only,
-    leading_conjunction,
-    marker,
-    normalize,
-    reference_back,
-    self_contained,
-    trailing_conjunction,
-)
+from ..fragments import Split, find_splits
+from ..logic import bullet_text, marker, normalize, self_contained
 from ..rule import PromptRule
 
 
 class SplitAndLogic(PromptRule):
     """
     ## What it does
-    Finds "Automatic fail" bullets that are fragments of one compound condition: a bullet that
-    only states a fact about the inputs (the narrative, the ground truth, the case), a bullet
-    that refers back to another ("this information", "that value", "it", "either", "the gap"),
-    a bullet that starts with a conjunction ("and", "but", "unless"), a bullet whose
-    predecessor ends on one, or a lowercase bullet that continues the previous sentence.
-    Independent failure modes, each a complete failure of the output, are never flagged,
-    however many there are.
+    Finds "Automatic fail" bullets that are fragments of one compound condition, on strong
+    evidence only:
+    - a continuation: the bullet starts with "and" or "but", is a subordinate clause without a
+      main clause ("Unless the narrative documents it."), starts lowercase with "which" or after
+      an unfinished sentence, or its predecessor ends on a comma or a conjunction;
+    - a back-reference whose antecedent is only in another bullet: "that medication" when
+      another bullet names the medication, "this information", "it" with nothing before it,
+      "either" or "both" with no pair, "the gap" or "the discrepancy" when the bullet describes
+      none;
+    - a statement about the inputs (the narrative, the ground truth) that describes no failure
+      of the output ("The narrative does not contain the value.");
+    - an absence that only qualifies another bullet ("No clarification is given.").
+
+    Independent failure modes are never flagged, however many there are, including bullets
+    that mention the narrative while stating an output failure ("… but the age field is left
+    unknown"), references whose antecedent is in the same bullet ("… such that the true value
+    cannot be determined, and the output did not flag the gap"), "this" or "these" inside a
+    parenthetical example, and domain prefixes ("Stroke: …", "RSI: …"). Weaker signs are
+    reported by the opt-in LJ004.
 
     ## Why is this bad?
     The header "Automatic fail if any of the following are true" gives its bullets OR logic:
@@ -62,75 +65,41 @@ class SplitAndLogic(PromptRule):
     fixable = True
 
     def check(self, prompt: PromptDocument) -> Iterable[Diagnostic]:
-        sections = prompt.sections
-        header = normalize(sections.automatic_fail_header).lower()
-        bullets = sections.automatic_fail
-        if len(bullets) < 2 or "all of the following" in header:
-            return
-        parsed = [bullet_text(prompt, b) for b in bullets]
-        texts = [p.text for p in parsed]
-        grouped = [self_contained(p) for p in parsed]
-        reasons, links = _links(texts, grouped, [b.line for b in bullets])
-        for group in _groups(links, len(bullets)):
-            members = [bullets[i] for i in group]
-            lines = ", ".join(str(b.line) for b in members)
-            why = "; ".join(reasons[i] for i in group if i in reasons)
-            message = (
-                f"bullets on lines {lines} read as one condition split across bullets ({why}); "
-                "each one fails the case on its own: join them into one bullet with explicit AND"
+        for split, members in splits(prompt, strong=True):
+            yield self.diagnostic(
+                prompt.display, members[0].line, 1, split_message(split, members), join_fix(prompt, members)
             )
-            yield self.diagnostic(prompt.display, members[0].line, 1, message, _join_fix(prompt, members))
 
 
-def _links(
-    texts: list[str], grouped: list[bool], lines: list[int]
-) -> tuple[dict[int, str], set[tuple[int, int]]]:
-    """Why each fragment bullet is one, and which neighbouring bullets belong together.
-
-    ``grouped`` bullets already join their own conditions: their references point inwards and
-    their mention of the inputs is part of a complete condition, so only conjunctions at their
-    edges can tie them to a neighbour.
-    """
-    reasons: dict[int, str] = {}
-    links: set[tuple[int, int]] = set()
-    sentence_style = sum(normalize(t).endswith((".", "!", "?")) for t in texts) > 0
-    for i, text in enumerate(texts):
-        opener = leading_conjunction(text)
-        continued = continues_sentence(text, texts[i - 1], sentence_style) if i else None
-        reference = None if grouped[i] else reference_back(text)
-        if i and (opener or continued):
-            word = opener or continued
-            reasons[i] = f"line {lines[i]} starts with '{word}'"
-            links.add((i - 1, i))
-        elif reference:
-            reasons[i] = f"line {lines[i]} refers back with '{reference}'"
-            links.add((i - 1, i) if i else (0, 1))
-        elif not grouped[i] and input_only(text):
-            reasons[i] = f"line {lines[i]} only describes the inputs, not the output"
-            next_refers = (
-                i + 1 < len(texts) and not grouped[i + 1] and reference_back(texts[i + 1]) is not None
-            )
-            # A fact about the inputs qualifies the bullet that refers back to it, else the one before.
-            links.add((i, i + 1) if i == 0 or next_refers else (i - 1, i))
-        closer = trailing_conjunction(text)
-        if closer and i + 1 < len(texts):
-            reasons.setdefault(i, f"line {lines[i]} ends on '{closer}'")
-            links.add((i, i + 1))
-    return reasons, links
+def splits(prompt: PromptDocument, strong: bool) -> Iterator[tuple[Split, list[Bullet]]]:
+    """The automatic-fail bullets that read as one split condition, on strong or weak evidence."""
+    sections = prompt.sections
+    bullets = sections.automatic_fail
+    if len(bullets) < 2 or "all of the following" in normalize(sections.automatic_fail_header).lower():
+        return
+    parsed = [bullet_text(prompt, b) for b in bullets]
+    found = find_splits(
+        [p.text for p in parsed], [b.line for b in bullets], [self_contained(p) for p in parsed]
+    )
+    for split in found[0] if strong else found[1]:
+        yield split, [bullets[i] for i in split.members]
 
 
-def _groups(links: set[tuple[int, int]], count: int) -> Iterator[list[int]]:
-    """Runs of consecutive bullets joined by links (links only join neighbours)."""
-    joined = {a for a, _ in links}
-    start = 0
-    for i in range(count):
-        if i not in joined:
-            if i > start:
-                yield list(range(start, i + 1))
-            start = i + 1
+def split_message(split: Split, members: list[Bullet], weak: bool = False) -> str:
+    lines = ", ".join(str(b.line) for b in members)
+    why = "; ".join(split.reasons)
+    if weak:
+        return (
+            f"bullets on lines {lines} may be one condition split across bullets ({why}): "
+            "if they fail the case only together, join them into one bullet with explicit AND"
+        )
+    return (
+        f"bullets on lines {lines} read as one condition split across bullets ({why}); "
+        "each one fails the case on its own: join them into one bullet with explicit AND"
+    )
 
 
-def _join_fix(prompt: PromptDocument, members: list[Bullet]) -> Fix | None:
+def join_fix(prompt: PromptDocument, members: list[Bullet]) -> Fix | None:
     parts = []
     for bullet in members:
         text = normalize(bullet_text(prompt, bullet).text).rstrip(" .;,:")
