@@ -1,0 +1,256 @@
+"""Release gates with statistics, the results file and the HTML report of a judged run.
+
+The run state calls ``release_gates`` once its gates exist (intervals, gate rule, baseline
+comparison), ``write_run_results`` once the exit status is decided, and ``summary_lines`` for the
+terminal summary. scipy and statsmodels load only here, when there is something to compute.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+if TYPE_CHECKING:
+    from ..gating.gates import BenchmarkGate
+    from ..gating.statistics import Comparison, RateInterval
+    from .run_state import RunState
+
+STARTED = pytest.StashKey[datetime]()
+RESULTS = pytest.StashKey["RunResults"]()
+
+
+@dataclass
+class RunResults:
+    intervals: dict[str, RateInterval] = field(default_factory=dict)
+    comparisons: list[Comparison] | None = None
+    baseline: dict[str, Any] | None = None
+    path: Path | None = None
+    html: Path | None = None
+    errors: list[str] = field(default_factory=list)
+
+
+def _results(config: pytest.Config) -> RunResults:
+    if RESULTS not in config.stash:
+        config.stash[RESULTS] = RunResults()
+    return config.stash[RESULTS]
+
+
+def release_gates(state: RunState, benchmark_gates: list[BenchmarkGate]) -> list[BenchmarkGate]:
+    """The run's benchmark gates with their intervals and gate rule; with a baseline, compared
+    case by case, a significant regression failing its gate under ``--llmjudge-fail-on regression``."""
+    from ..gating.statistics import pass_rate_interval
+
+    settings = state.settings
+    results = _results(state.config)
+    gates = []
+    for gate in benchmark_gates:
+        records = [r for r in state.records if r.benchmark == gate.code and r.result in ("pass", "fail")]
+        samples = [
+            [bool(s["pass"]) for s in r.samples if s["pass"] is not None] or [r.result == "pass"]
+            for r in records
+        ]
+        rule = next((str(r.judge["gate"]) for r in records if r.judge), settings.gate)
+        if samples:
+            interval = results.intervals[gate.code] = pass_rate_interval(samples)
+            gate = replace(gate, gate_rule=rule, ci_low=interval.low, ci_high=interval.high)
+        else:
+            gate = replace(gate, gate_rule=rule)
+        gates.append(gate)
+    if settings.baseline is None:
+        return gates
+    from ..gating.statistics import compare_benchmarks
+    from ..reporting.results_file import ResultsFileError, load_results
+
+    try:
+        results.baseline = load_results(state.config.rootpath / settings.baseline)
+    except ResultsFileError as error:
+        results.errors.append(f"--llmjudge-baseline: {error}")
+        return gates
+    pairs = paired_cases(results.baseline, {g.code: _verdicts(state, g.code) for g in gates})
+    results.comparisons = compare_benchmarks(pairs, margin=settings.margin, alpha=settings.alpha)
+    if settings.fail_on != "regression":
+        return gates
+    regressions = {c.benchmark: c for c in results.comparisons if c.verdict == "regression"}
+    return [
+        replace(g, regression=regression_detail(regressions[g.code])) if g.code in regressions else g
+        for g in gates
+    ]
+
+
+def _verdicts(state: RunState, code: str) -> dict[str, bool]:
+    return {
+        r.case: r.result == "pass"
+        for r in state.records
+        if r.benchmark == code and r.result in ("pass", "fail")
+    }
+
+
+def paired_cases(
+    baseline: dict[str, Any], candidate: dict[str, dict[str, bool]]
+) -> dict[str, tuple[dict[str, bool], dict[str, bool]]]:
+    """Per benchmark present in both runs: (baseline verdicts, candidate verdicts) by case id."""
+    base = {
+        b["code"]: {c["id"]: c["result"] == "pass" for c in b["cases"] if c["result"] in ("pass", "fail")}
+        for b in baseline["benchmarks"]
+    }
+    return {code: (base[code], verdicts) for code, verdicts in candidate.items() if code in base}
+
+
+def regression_detail(comparison: Comparison) -> str:
+    return (
+        f"regression against the baseline: {comparison.b} case(s) pass → fail, {comparison.c} fail → pass "
+        f"(McNemar p = {comparison.p_adjusted:.3g} Holm-adjusted)"
+    )
+
+
+def write_run_results(state: RunState, session: pytest.Session) -> None:
+    """Write the results file (and the HTML report if asked) on the controller, at session end."""
+    from .. import __version__
+    from ..reporting.results_file import default_results_path
+    from ..reporting.results_writer import RunInfo, build_results, suite_digest, write_results
+
+    config, settings = state.config, state.settings
+    results = _results(config)
+    info = RunInfo(
+        started=config.stash.get(STARTED, datetime.now(UTC)),
+        finished=datetime.now(UTC),
+        plugin_version=__version__,
+        pydantic_ai_version=_version("pydantic-ai-slim") or _version("pydantic-ai") or "",
+        command=["pytest", *config.invocation_params.args],
+        commit=git_commit(config.rootpath),
+        rootdir=str(config.rootpath),
+        exit_status=int(session.exitstatus),
+        exit_reasons=[f"gate failed: {g.code}" for g in state.benchmark_results if g.status == "fail"]
+        + [f"rubric failed: {r.code}" for r in state.rubric_results if r.status == "fail"],
+        settings={
+            "repeats": settings.repeats,
+            "gate": settings.gate,
+            "margin": settings.margin,
+            "alpha": settings.alpha,
+            "fail_on": settings.fail_on,
+            "baseline": settings.baseline,
+        },
+    )
+    rubrics, _ = _rubric_members(state)
+    data = build_results(
+        info,
+        state.records,
+        state.benchmark_results,
+        state.rubric_results,
+        rubrics,
+        results.comparisons,
+        _flips(results.baseline, state) if results.baseline is not None else None,
+    )
+    if settings.results:
+        path = config.rootpath / settings.results
+    else:
+        path = default_results_path(config.rootpath, info.started, suite_digest(state.records))
+    try:
+        write_results(data, path, overwrite=bool(settings.results))
+        results.path = path
+    except OSError as error:
+        results.errors.append(f"--llmjudge-results: cannot write {path}: {error}")
+    if settings.html:
+        from ..reporting.html import write_report
+
+        html = config.rootpath / settings.html
+        try:
+            write_report(data, html, baseline=results.baseline)
+            results.html = html
+        except OSError as error:
+            results.errors.append(f"--llmjudge-html: cannot write {html}: {error}")
+
+
+def _rubric_members(state: RunState) -> tuple[dict[str, list[str]], list[str]]:
+    from .run_state import load_rubrics
+
+    rubrics, errors = load_rubrics(state.config)
+    return {r.code: list(r.benchmarks) for r in rubrics}, errors
+
+
+def _flips(baseline: dict[str, Any], state: RunState) -> list[dict[str, str]]:
+    from ..reporting.results_file import case_results
+
+    before = case_results(baseline)
+    flips = []
+    for r in state.records:
+        old = before.get((r.benchmark, r.case))
+        if old in ("pass", "fail") and r.result in ("pass", "fail") and old != r.result:
+            flips.append({"benchmark": r.benchmark, "case": r.case, "baseline": old, "candidate": r.result})
+    return flips
+
+
+def _version(distribution: str) -> str | None:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version(distribution)
+    except PackageNotFoundError:
+        return None
+
+
+def git_commit(root: Path) -> str | None:
+    """The commit checked out at ``root``; None outside a repository or without git."""
+    try:
+        done = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, timeout=2, check=False
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    commit = done.stdout.strip()
+    return commit if done.returncode == 0 and commit else None
+
+
+def summary_lines(state: RunState) -> list[tuple[str, dict[str, bool]]]:
+    """Terminal-summary lines (text, markup): intervals, flaky cases, comparison, results path."""
+    from ..reporting.run_summary import comparison_table, interval_lines
+
+    results = _results(state.config)
+    lines: list[tuple[str, dict[str, bool]]] = [("", {})]
+    lines += [(line, {}) for line in interval_lines(state.benchmark_results, results.intervals)]
+    flaky = [r for r in state.records if r.flaky]
+    if flaky:
+        lines.append((f"flaky cases ({len(flaky)}: repeated judge samples disagree):", {"yellow": True}))
+        for r in flaky:
+            passes = sum(1 for s in r.samples if s["pass"])
+            lines.append((f"  {r.benchmark}::{r.case}: {passes} of {len(r.samples)} samples pass", {}))
+    repeated_at_zero = sorted(
+        {
+            r.benchmark
+            for r in state.records
+            if r.judge and r.judge["repeats"] > 1 and r.judge["temperature"] == 0
+        }
+    )
+    if repeated_at_zero:
+        lines.append(
+            (
+                f"repeats at temperature 0 ({', '.join(repeated_at_zero)}): samples may not be independent",
+                {"yellow": True},
+            )
+        )
+    if results.comparisons is not None:
+        lines.append(("", {}))
+        lines += [(line, {}) for line in comparison_table(results.comparisons)]
+    for error in results.errors:
+        lines.append((error, {"red": True}))
+    if results.path is not None:
+        lines.append((f"results file: {_shown(results.path, state.config.rootpath)}", {}))
+    if results.html is not None:
+        lines.append((f"HTML report: {_shown(results.html, state.config.rootpath)}", {}))
+    return lines
+
+
+def _shown(path: Path, root: Path) -> str:
+    try:
+        return str(path.relative_to(root))
+    except ValueError:
+        return str(path)
+
+
+def started(config: pytest.Config) -> None:
+    config.stash[STARTED] = datetime.now(UTC)

@@ -1,0 +1,220 @@
+"""The results file (format 1) of a run, built from its records, gates and comparison. Pure:
+the glue gathers the values, this module only arranges them as ``results.schema.json`` says."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .results_file import FORMAT
+
+if TYPE_CHECKING:
+    from ..gating.gates import BenchmarkGate, RubricGate
+    from ..gating.records import CaseRecord
+    from ..gating.statistics import Comparison
+    from ..judging.verdict import Outcome
+
+
+def sample_dicts(outcome: Outcome | None) -> tuple[dict[str, Any], ...]:
+    """Each judge sample of a case's outcome, as results-file ``sample`` objects."""
+    if outcome is None:
+        return ()
+    samples = outcome.samples or (outcome,)
+    return tuple(_sample(index, sample) for index, sample in enumerate(samples))
+
+
+def _sample(index: int, outcome: Outcome) -> dict[str, Any]:
+    verdict = outcome.verdict
+    return {
+        "index": index,
+        "pass": verdict.effective_pass if verdict else None,
+        "reason": verdict.reason if verdict else "",
+        "score": verdict.score if verdict else None,
+        "uncertain": bool(verdict and verdict.uncertain),
+        "cached": outcome.cached,
+        "input_tokens": outcome.usage.input_tokens,
+        "output_tokens": outcome.usage.output_tokens,
+        "latency_s": outcome.latency,
+        "error": str(outcome.failure) if outcome.failure else None,
+    }
+
+
+@dataclass(frozen=True)
+class RunInfo:
+    """What a run knows beyond its records: when, where, how it was started and how it ended."""
+
+    started: datetime
+    finished: datetime
+    plugin_version: str
+    pydantic_ai_version: str
+    command: Sequence[str]
+    commit: str | None
+    rootdir: str
+    exit_status: int
+    exit_reasons: Sequence[str]
+    settings: dict[str, Any]  # repeats, gate, margin, alpha, fail_on, baseline
+
+
+def suite_digest(records: Sequence[CaseRecord]) -> str:
+    """The identity of what the run judged: every benchmark's cases and their request digests."""
+    from ..suite.hashing import digest
+
+    return digest(sorted((r.benchmark, r.case, r.prompt_hash) for r in records))
+
+
+def _utc(moment: datetime) -> str:
+    utc = moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
+    return utc.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def build_results(
+    info: RunInfo,
+    records: Sequence[CaseRecord],
+    gates: Sequence[BenchmarkGate],
+    rubrics: Sequence[RubricGate],
+    rubric_members: dict[str, list[str]],
+    comparisons: Sequence[Comparison] | None,
+    flips: list[dict[str, str]] | None,
+) -> dict[str, Any]:
+    """The format-1 dict of a run."""
+    by_benchmark: dict[str, list[CaseRecord]] = {}
+    for record in records:
+        by_benchmark.setdefault(record.benchmark, []).append(record)
+    benchmarks = [_benchmark(gate, by_benchmark.get(gate.code, [])) for gate in gates]
+    cases = [c for b in benchmarks for c in b["cases"]]
+    samples = [s for c in cases for s in c["samples"]]
+    totals = {
+        "cases": len(cases),
+        "passed": sum(1 for c in cases if c["result"] == "pass"),
+        "failed": sum(1 for c in cases if c["result"] == "fail"),
+        "errors": sum(1 for c in cases if c["result"] == "error"),
+        "skipped": sum(1 for c in cases if c["result"] == "skip"),
+        "flaky": sum(1 for c in cases if c["flaky"]),
+        "calls": sum(1 for s in samples if not s["cached"] and s["pass"] is not None),
+        "cache_hits": sum(1 for s in samples if s["cached"]),
+        "input_tokens": sum(s["input_tokens"] for s in samples),
+        "output_tokens": sum(s["output_tokens"] for s in samples),
+    }
+    return {
+        "format": FORMAT,
+        "started": _utc(info.started),
+        "finished": _utc(info.finished),
+        "plugin_version": info.plugin_version,
+        "pydantic_ai_version": info.pydantic_ai_version,
+        "command": [str(part) for part in info.command],
+        "commit": info.commit,
+        "rootdir": info.rootdir,
+        "suite_digest": suite_digest(records),
+        "exit_status": info.exit_status,
+        "exit_reasons": list(info.exit_reasons),
+        "settings": info.settings,
+        "totals": totals,
+        "benchmarks": benchmarks,
+        "rubrics": [_rubric(r, rubric_members.get(r.code, [])) for r in rubrics],
+        "comparison": None if comparisons is None else [c.to_dict() for c in comparisons],
+        "flips": flips,
+    }
+
+
+def _benchmark(gate: BenchmarkGate, records: list[CaseRecord]) -> dict[str, Any]:
+    judged = next((r for r in records if r.judge is not None), None)
+    judge = judged.judge if judged is not None and judged.judge is not None else {}
+    return {
+        "code": gate.code,
+        "label": gate.label,
+        "threshold": gate.threshold,
+        "criticality": gate.criticality,
+        "weight": gate.weight,
+        "parent_rubric": gate.parent_rubric,
+        "evaluator_type": judge.get("evaluator_type", "llm_judge"),
+        "judge": judge.get("fingerprint"),
+        "repeats": int(judge.get("repeats", 1)),
+        "reduce": judge.get("reduce", "majority"),
+        "gate_rule": gate.gate_rule,
+        "request": judge.get("request"),
+        "gate": _gate(gate, any(len(r.samples) > 1 for r in records)),
+        "calibration": None,
+        "cases": [_case(r) for r in records if r.case],
+    }
+
+
+def _gate(gate: BenchmarkGate, repeated: bool) -> dict[str, Any]:
+    from ..gating.statistics import LOW_EVIDENCE_VERDICTS
+
+    samples = gate.verdicts
+    return {
+        "status": gate.status,
+        "cases": gate.cases,
+        "passed": gate.passed,
+        "failed": gate.failed,
+        "errors": gate.errors,
+        "skipped": gate.skipped,
+        "review": gate.review,
+        "flaky": gate.flaky,
+        "pass_rate": gate.pass_rate,
+        "ci_low": gate.ci_low,
+        "ci_high": gate.ci_high,
+        "interval_method": None if gate.ci_low is None else "cluster" if repeated else "wilson",
+        "low_evidence": samples < LOW_EVIDENCE_VERDICTS,
+        "detail": gate_detail(gate),
+    }
+
+
+def gate_detail(gate: BenchmarkGate) -> str:
+    """Why a gate failed (or nothing to say)."""
+    if gate.regression:
+        return gate.regression
+    status, rate = gate.status, gate.pass_rate
+    if status != "fail":
+        return ""
+    if gate.criticality == "hard_gate" and gate.failed:
+        return f"hard gate: {gate.failed} case(s) failed"
+    if rate is not None and gate.threshold is not None:
+        if gate.gate_rule == "lower_bound" and gate.ci_low is not None:
+            return f"interval lower bound {gate.ci_low:.1%} below threshold {gate.threshold:g}"
+        return f"pass rate {rate:.1%} below threshold {gate.threshold:g}"
+    return ""
+
+
+def _case(record: CaseRecord) -> dict[str, Any]:
+    return {
+        "id": record.case,
+        "nodeid": record.nodeid,
+        "location": record.location,
+        "calibration": False,
+        "request_digest": record.prompt_hash,
+        "label": record.case_label,
+        "result": record.result,
+        "reason": record.reason,
+        "score": record.score,
+        "uncertain": record.uncertain,
+        "flaky": record.flaky,
+        "stability": record.stability,
+        "request": record.request,
+        "samples": [dict(s) for s in record.samples],
+    }
+
+
+def _rubric(rubric: RubricGate, members: list[str]) -> dict[str, Any]:
+    return {
+        "code": rubric.code,
+        "label": rubric.label,
+        "aggregation": rubric.method,
+        "benchmarks": members,
+        "score": rubric.score,
+        "threshold": rubric.threshold,
+        "status": rubric.status,
+        "detail": rubric.detail,
+    }
+
+
+def write_results(results: dict[str, Any], path: Path, overwrite: bool = False) -> None:
+    """Write ``results`` to ``path`` (its folder made); over an existing file only if ``overwrite``."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w" if overwrite else "x", encoding="utf-8") as stream:
+        json.dump(results, stream, indent=1, ensure_ascii=False)
+        stream.write("\n")

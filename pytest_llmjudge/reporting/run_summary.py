@@ -1,0 +1,66 @@
+"""Summary lines of release statistics: pass-rate intervals and the baseline comparison, shared
+by the terminal summary and ``llmjudge show`` / ``llmjudge compare``. Pure."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..gating.gates import BenchmarkGate
+    from ..gating.statistics import Comparison, RateInterval
+
+LOW_EVIDENCE = 20
+
+
+def interval_line(
+    code: str, rate: float | None, low: float | None, high: float | None, n: int, rule: str, cases: int = 0
+) -> str:
+    """One benchmark's pass rate and interval; ``n`` verdicts (samples), ``cases`` when repeated."""
+    if rate is None or low is None or high is None:
+        return f"  {code}: no verdicts"
+    over = f" of {n} samples ({cases} cases, cluster-robust)" if cases and cases < n else f" of {n} verdicts"
+    evidence = ", low evidence" if n < LOW_EVIDENCE else ""
+    gate = ", gate on the lower bound" if rule == "lower_bound" else ""
+    return f"  {code}: pass rate {rate:.1%}{over}, 95% interval {low:.1%}–{high:.1%}{evidence}{gate}"
+
+
+def interval_lines(gates: Sequence[BenchmarkGate], intervals: Mapping[str, RateInterval]) -> list[str]:
+    lines = ["pass rates with 95% intervals:"]
+    for g in gates:
+        i = intervals.get(g.code)
+        if i is None:
+            lines.append(interval_line(g.code, None, None, None, 0, g.gate_rule))
+            continue
+        cases = i.n_cases if i.method == "cluster" else 0
+        lines.append(interval_line(g.code, i.rate, i.low, i.high, i.n_samples, g.gate_rule, cases))
+    return lines
+
+
+def comparison_table(comparisons: Iterable[Comparison | dict[str, Any]]) -> list[str]:
+    """The baseline comparison, one row per benchmark (``Comparison`` or its results-file dict)."""
+    rows = [c if isinstance(c, dict) else c.to_dict() for c in comparisons]
+    lines = ["baseline comparison (paired by case id; exact McNemar, Holm-adjusted):"]
+    header = (
+        f"  {'benchmark':<16} {'baseline':>8} {'now':>8} {'b':>3} {'c':>3} {'p adj':>7} {'MDE':>6}  verdict"
+    )
+    lines.append(header)
+    for c in rows:
+        mde = "-" if c["mde"] is None else f"{c['mde']:.1%}"
+        lines.append(
+            f"  {c['benchmark']:<16} {_pct(c['baseline_pass_rate']):>8} {_pct(c['candidate_pass_rate']):>8} "
+            f"{c['b']:>3} {c['c']:>3} {c['p_adjusted']:>7.3g} {mde:>6}  {c['verdict']}"
+        )
+        unpaired = c["unpaired"]
+        if unpaired["baseline_only"] or unpaired["candidate_only"]:
+            lines.append(
+                f"    unpaired: {len(unpaired['baseline_only'])} only in the baseline, "
+                f"{len(unpaired['candidate_only'])} only now"
+            )
+    if not rows:
+        lines.append("  no benchmark of this run is in the baseline")
+    return lines
+
+
+def _pct(value: float | None) -> str:
+    return "-" if value is None else f"{value:.1%}"
