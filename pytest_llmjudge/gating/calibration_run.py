@@ -1,0 +1,273 @@
+"""Calibration of one run: from its case records (some carrying human labels) to per-benchmark
+agreement, corrected pass rate, trust verdict and the stored-calibration decisions. No pytest here.
+
+A record counts as a labelled pair when it has a human label and a judge verdict; the
+unlabelled verdicts of the benchmark's gated cases give the observed pass rate that the
+calibration corrects. A run without labelled verdicts for a benchmark reuses the calibration
+stored for the same judge fingerprint, and says when the stored one is for another judge.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from .calibration import (
+    Agreement,
+    CorrectedRate,
+    agreement,
+    confusion,
+    corrected_interval,
+    load_calibration,
+    stale_calibration,
+    store_calibration,
+    trust,
+)
+from .gates import EPSILON, BenchmarkGate
+from .records import CaseRecord
+
+STALE = "calibration is for another judge (model, settings or compiled instructions changed)"
+
+
+def fingerprint_of(record: CaseRecord) -> str:
+    """The judge fingerprint of a judged record (model label, settings, compiled-instructions
+    digest), or "" when no judge decided it."""
+    judge = record.judge or {}
+    found = judge.get("fingerprint") or {}
+    return str(found.get("fingerprint") or "")
+
+
+def gate_rule_of(record: CaseRecord) -> str:
+    return str((record.judge or {}).get("gate") or "point")
+
+
+@dataclass(frozen=True)
+class Disagreement:
+    case: str
+    location: str
+    human: str
+    judge: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class BenchmarkCalibration:
+    """A benchmark's calibration in this run; ``source`` is ``run`` or ``stored``."""
+
+    benchmark: str
+    fingerprint: str
+    agreement: Agreement
+    corrected: CorrectedRate
+    trusted: bool | None  # None: no minimum set
+    detail: str
+    source: str
+    gate_rule: str = "point"
+    note: str = ""
+    disagreements: tuple[Disagreement, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        """The results file's ``calibration`` object."""
+        figures = self.agreement.to_dict()
+        return {
+            **figures,
+            "corrected_pass_rate": self.corrected.theta,
+            "corrected_ci": None
+            if self.corrected.low is None or self.corrected.high is None
+            else [self.corrected.low, self.corrected.high],
+            "chance": self.corrected.chance,
+            "trusted": self.trusted,
+            "detail": "; ".join(part for part in (self.note, self.detail) if part),
+            "source": self.source,
+        }
+
+
+def _minimums(record: CaseRecord) -> dict[str, Any]:
+    return {"min_tpr": record.min_tpr, "min_tnr": record.min_tnr, "min_labels": record.min_labels}
+
+
+def _verdict(passed: bool | None) -> str:
+    return "pass" if passed else "fail"
+
+
+def calibrate(
+    records: Sequence[CaseRecord], folder: Path | None, *, seed: int = 0
+) -> list[BenchmarkCalibration]:
+    """Calibrations of the benchmarks that have labels, a stored calibration or trust minimums.
+
+    Labelled pairs judged in this run are stored in ``folder`` under the judge fingerprint
+    (``folder`` None: neither stored nor looked up).
+    """
+    grouped: dict[str, list[CaseRecord]] = {}
+    for record in records:
+        grouped.setdefault(record.benchmark, []).append(record)
+    return [c for items in grouped.values() if (c := _benchmark(items, folder, seed)) is not None]
+
+
+def _benchmark(items: list[CaseRecord], folder: Path | None, seed: int) -> BenchmarkCalibration | None:
+    code = items[0].benchmark
+    minimums = _minimums(items[0])
+    fingerprint = next((f for r in items if (f := fingerprint_of(r))), "")
+    labelled = [r for r in items if r.case_label and r.judge_pass is not None and r.result != "error"]
+    pairs = [(r.case_label == "pass", bool(r.judge_pass)) for r in labelled]
+    unlabelled = [
+        r.result == "pass"
+        for r in items
+        if not r.case_label and not r.calibration and r.result in {"pass", "fail"}
+    ]
+    source, note = "run", ""
+    if pairs:
+        if folder is not None and fingerprint:
+            store_calibration(folder, fingerprint, code, agreement(confusion(pairs)), pairs)
+    elif folder is not None and fingerprint:
+        stored = load_calibration(folder, code, fingerprint)
+        if stored is not None:
+            pairs, source = list(stored.pairs), "stored"
+            note = f"reused the stored calibration of this judge ({stored.created}, {stored.path.name})"
+        elif stale_calibration(folder, code, fingerprint):
+            note = STALE
+    wanted = any(value is not None for value in minimums.values()) or gate_rule_of(items[0]) == "corrected"
+    if not pairs and not note and not wanted:
+        return None
+    agree = agreement(confusion(pairs))
+    trusted: bool | None = None
+    detail = ""
+    if any(value is not None for value in minimums.values()):
+        trusted, detail = trust(agree, **minimums)
+    corrected = corrected_interval(pairs, unlabelled, seed=seed)
+    disagreements = tuple(
+        Disagreement(r.case, r.location, r.case_label or "", _verdict(r.judge_pass), r.reason)
+        for r in labelled
+        if (r.case_label == "pass") != bool(r.judge_pass)
+    )
+    return BenchmarkCalibration(
+        code,
+        fingerprint,
+        agree,
+        corrected,
+        trusted,
+        detail,
+        source,
+        gate_rule_of(items[0]),
+        note,
+        disagreements,
+    )
+
+
+def gated_records(records: Iterable[CaseRecord]) -> list[CaseRecord]:
+    """The records that count toward pass rates: calibration cases are judged and reported only."""
+    return [r for r in records if not r.calibration]
+
+
+def apply_calibration(
+    gates: Sequence[BenchmarkGate], calibrations: Sequence[BenchmarkCalibration]
+) -> list[BenchmarkGate]:
+    """Gates with the calibration's decisions: an untrusted judge fails its gate whatever the pass
+    rate; ``gate: corrected`` compares the corrected pass rate with the threshold."""
+    by_code = {c.benchmark: c for c in calibrations}
+    result = []
+    for gate in gates:
+        calibration = by_code.get(gate.code)
+        if calibration is not None and calibration.trusted is False:
+            detail = "; ".join(part for part in (calibration.note, calibration.detail) if part)
+            gate = replace(gate, override="untrusted", detail=detail)
+        elif calibration is not None and calibration.gate_rule == "corrected" and gate.threshold is not None:
+            gate = _corrected_gate(gate, calibration)
+        result.append(gate)
+    return result
+
+
+def _corrected_gate(gate: BenchmarkGate, calibration: BenchmarkCalibration) -> BenchmarkGate:
+    assert gate.threshold is not None
+    if not calibration.agreement.n_labels:
+        return replace(gate, override="fail", detail="gate: corrected needs a calibration of this judge")
+    corrected = calibration.corrected
+    if corrected.chance:
+        return replace(gate, override="fail", detail="judge no better than chance (TPR + TNR <= 1)")
+    if corrected.theta is None:
+        return gate  # no unlabelled verdicts: nothing to correct
+    status = "pass" if corrected.theta + EPSILON >= gate.threshold else "fail"
+    if gate.criticality == "hard_gate" and gate.failed:
+        status = "fail"
+    return replace(gate, override=status, detail=f"corrected pass rate {corrected.theta:.3f}")
+
+
+def _rate(value: float | None) -> str:
+    return "-" if value is None else f"{value:.2f}"
+
+
+def _interval(value: tuple[float, float] | None) -> str:
+    return "" if value is None else f" [{value[0]:.2f}, {value[1]:.2f}]"
+
+
+def calibration_table(calibrations: Sequence[BenchmarkCalibration]) -> list[str]:
+    """The terminal's calibration table, then the notes (stored, stale, untrusted) one a line."""
+    header = (
+        "benchmark",
+        "labels",
+        "TPR [CI]",
+        "TNR [CI]",
+        "bal. acc.",
+        "kappa",
+        "corrected [CI]",
+        "trusted",
+    )
+    rows = [header]
+    for c in calibrations:
+        a, r = c.agreement, c.corrected
+        if r.chance and a.n_labels:
+            corrected = "chance"
+        elif r.theta is None:
+            corrected = "-"
+        else:
+            low_high = None if r.low is None or r.high is None else (r.low, r.high)
+            corrected = f"{r.theta:.3f}{_interval(low_high)}"
+        trusted = {None: "-", True: "yes", False: "no"}[c.trusted]
+        rows.append(
+            (
+                c.benchmark,
+                str(a.n_labels),
+                _rate(a.tpr) + _interval(a.tpr_ci),
+                _rate(a.tnr) + _interval(a.tnr_ci),
+                _rate(a.balanced_accuracy),
+                _rate(a.kappa),
+                corrected,
+                trusted,
+            )
+        )
+    widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
+    lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip() for row in rows]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    for c in calibrations:
+        if c.corrected.chance and c.agreement.n_labels:
+            lines.append(
+                f"{c.benchmark}: judge no better than chance (TPR + TNR <= 1): no corrected pass rate"
+            )
+        for part in (c.note, c.detail if c.trusted is False else ""):
+            if part:
+                lines.append(f"{c.benchmark}: {part}")
+    return lines
+
+
+def disagreement_lines(calibrations: Sequence[BenchmarkCalibration]) -> list[str]:
+    """One line per case where judge and human disagree, with the judge's reason."""
+    return [
+        f"{c.benchmark}::{d.case} at {d.location}: human {d.human}, judge {d.judge}: {d.reason}"
+        for c in calibrations
+        for d in c.disagreements
+    ]
+
+
+CALIBRATION_FOLDER = ".llmjudge/calibration"
+
+
+def calibration_summary(calibrations: Sequence[BenchmarkCalibration]) -> list[str]:
+    """The terminal's calibration section: the table, notes, then the disagreements."""
+    if not calibrations:
+        return []
+    lines = ["", *calibration_table(calibrations)]
+    disagreements = disagreement_lines(calibrations)
+    if disagreements:
+        lines += [f"judge and human disagree ({len(disagreements)}):", *(f"  {d}" for d in disagreements)]
+    return lines
