@@ -1,7 +1,8 @@
 """The rubric-prompt linter: one rule per module in ``rules/``, run by ``engine.Linter``.
 
 Entry points: ``llmjudge lint`` / ``llmjudge rules`` (``cli``), ``pytest --llmjudge-lint``
-(``pytest_items``), ``tools/flag_compound_logic.py`` (LJ001 alone).
+(``glue/lint_items``), ``tools/flag_compound_logic.py`` (LJ001 alone). Both runs root
+themselves where pytest does (``suite.root``) and share ``settings.settings_for_root``.
 """
 
 from __future__ import annotations
