@@ -80,10 +80,43 @@ def test_429_waits_as_long_as_retry_after_says_and_holds_other_calls() -> None:
     assert slept == [2.5] and backed_off == [2.5]
 
 
-def test_retry_after_is_capped() -> None:
-    run, slept, _ = scripted([JudgeFailure("rate-limited", "slow down", True, 3600), "ok"])
-    run(RetryPolicy(attempts=2, max_delay=30))
-    assert slept == [30]
+def test_a_retry_after_past_the_cap_ends_the_case_instead_of_stalling_the_run() -> None:
+    run, slept, backed_off = scripted([JudgeFailure("rate-limited", "slow down", True, 3600), "ok"])
+    outcome = run(RetryPolicy(attempts=2, max_delay=30))
+    assert outcome.failure is not None and outcome.attempts == 1
+    assert "Retry-After 3600 s exceeds the 60 s cap" in outcome.failure.message
+    assert slept == [] and backed_off == []  # no other call is held for an hour
+
+
+def test_a_retry_after_within_the_cap_holds_other_calls_and_waits_at_most_max_delay() -> None:
+    run, slept, backed_off = scripted([JudgeFailure("rate-limited", "slow down", True, 45), "ok"])
+    assert run(RetryPolicy(attempts=2, max_delay=30)).verdict == VERDICT
+    assert slept == [30] and backed_off == [45]
+
+
+@pytest.mark.parametrize("value", [float("nan"), -5.0, float("inf")])
+def test_a_nonsense_retry_after_backs_off_normally(value: float) -> None:
+    run, slept, backed_off = scripted([JudgeFailure("rate-limited", "slow down", True, value), "ok"])
+    assert run(RetryPolicy(attempts=2, base_delay=1.0)).verdict == VERDICT
+    assert backed_off == [] and len(slept) == 1 and 0.5 <= slept[0] <= 1.0
+
+
+def test_a_retry_after_holds_only_the_server_that_sent_it() -> None:
+    from pytest_llmjudge.judging.scheduler import Progress, Slots
+
+    async def main() -> tuple[float, float]:
+        slots = Slots(4, None, Progress())
+        slots.back_off(30, "openai@http://a/v1")
+        loop = asyncio.get_running_loop()
+        start = loop.time()
+        await asyncio.wait_for(slots.pace("openai@http://b/v1"), 1)  # another server: no wait
+        other = loop.time() - start
+        with pytest.raises(TimeoutError):
+            await asyncio.wait_for(slots.pace("openai@http://a/v1"), 0.2)
+        return other, loop.time() - start
+
+    other, _ = asyncio.run(main())
+    assert other < 0.1
 
 
 def test_5xx_retries_with_exponential_backoff_and_jitter() -> None:
@@ -205,17 +238,13 @@ def test_arguments_that_never_validate_end_as_a_transient_invalid_output() -> No
     assert len(calls) == OUTPUT_RETRIES + 1  # as many requests as LLMJudge's agent makes
 
 
-def test_a_text_answer_where_a_tool_call_was_due_is_judged_afresh() -> None:
-    calls: list[int] = []
-
+def test_a_text_answer_where_a_tool_call_was_due_is_invalid_output_worth_retrying() -> None:
     def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
-        calls.append(1)
-        if len(calls) == 1:
-            return ModelResponse(parts=[TextPart("I think it is fine")])
-        return ModelResponse(parts=[ToolCallPart(info.output_tools[0].name, {"pass": True, "reason": "ok"})])
+        return ModelResponse(parts=[TextPart(json.dumps({"pass": True, "reason": "JSON, but as text"}))])
 
-    verdict, usage = judge(respond)
-    assert verdict.reason == "ok" and usage.requests == len(calls) == 2
+    with pytest.raises(JudgeFailure) as raised:
+        judge(respond)
+    assert raised.value.kind == "invalid-output" and raised.value.transient
 
 
 def test_a_model_answering_in_text_is_read_directly() -> None:

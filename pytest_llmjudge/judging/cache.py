@@ -30,7 +30,22 @@ _INSERT = "INSERT OR REPLACE INTO verdicts VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
 _KEYS_PER_QUERY = 500  # below SQLite's oldest limit on bound parameters (999)
 
 # Settings that change how long a call may take, not what the judge answers.
-_TRANSPORT_SETTINGS = frozenset({"timeout"})
+_TRANSPORT_SETTINGS = frozenset({"timeout", "max_retries"})
+
+_COLUMNS = {
+    "verdicts": (
+        "key",
+        "model",
+        "benchmark",
+        "case_id",
+        "verdict",
+        "input_tokens",
+        "output_tokens",
+        "created",
+        "used",
+    ),
+    "meta": ("name", "value"),
+}
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS verdicts (
@@ -48,12 +63,15 @@ CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL) WIT
 """
 
 
-def cache_key(request_digest: str, model_name: str, settings: Mapping[str, Any]) -> str:
-    """The key of a verdict: request, model, answer-relevant settings and cache format."""
+def cache_key(request_digest: str, model_name: str, settings: Mapping[str, Any], sample: int = 0) -> str:
+    """The key of a verdict: request, model, answer-relevant settings and cache format; repeated
+    samples of a case (``sample`` > 0) each have their own (sample 0 keeps the single-sample key)."""
     relevant = {k: v for k, v in sorted(settings.items()) if k not in _TRANSPORT_SETTINGS}
-    return digest(
-        {"format": CACHE_FORMAT, "request": request_digest, "model": model_name, "settings": relevant}
-    )
+    key: dict[str, Any] = {"format": CACHE_FORMAT, "request": request_digest, "model": model_name}
+    key["settings"] = relevant
+    if sample:
+        key["sample"] = sample
+    return digest(key)
 
 
 @dataclass(frozen=True)
@@ -114,7 +132,10 @@ class VerdictCache:
             )
             self._initialise(time.monotonic() + busy_timeout)
         except sqlite3.DatabaseError as exc:
-            raise CacheError(f"{path}: not a usable verdict cache ({exc})") from None
+            raise self._unusable(exc) from None
+
+    def _unusable(self, exc: BaseException) -> CacheError:
+        return CacheError(f"{self.path}: not a usable verdict cache ({exc})")
 
     def _initialise(self, deadline: float) -> None:
         # Switching a new file to WAL reports "database is locked" at once, without waiting, while
@@ -125,6 +146,7 @@ class VerdictCache:
                 self._db.execute("PRAGMA journal_mode=WAL")
                 self._db.execute("PRAGMA synchronous=NORMAL")
                 self._db.executescript(_SCHEMA)
+                self._check_integrity()
                 self._check_format()
                 return
             except sqlite3.OperationalError as exc:
@@ -137,6 +159,20 @@ class VerdictCache:
             except CacheError:
                 self._db.close()
                 raise
+
+    def _check_integrity(self) -> None:
+        """A damaged file (a page of zeros) or another program's ``verdicts`` table is refused now,
+        with one clear message, not met as a traceback halfway through the run."""
+        problems = [row[0] for row in self._db.execute("PRAGMA quick_check").fetchall()]
+        if problems != ["ok"]:
+            raise CacheError(f"{self.path}: not a usable verdict cache (damaged: {problems[0]})")
+        for table, expected in _COLUMNS.items():
+            columns = tuple(row[1] for row in self._db.execute(f"PRAGMA table_info({table})").fetchall())
+            if columns != expected:
+                raise CacheError(
+                    f"{self.path}: not a usable verdict cache (its {table} table has columns "
+                    f"{', '.join(columns)}, not {', '.join(expected)})"
+                )
 
     def _check_format(self) -> None:
         row = self._db.execute("SELECT value FROM meta WHERE name = 'format'").fetchone()
@@ -160,7 +196,10 @@ class VerdictCache:
                 chunk = keys[start : start + _KEYS_PER_QUERY]
                 marks = ",".join("?" * len(chunk))
                 query = f"SELECT key, verdict, model FROM verdicts WHERE key IN ({marks})"
-                rows += self._db.execute(query, chunk).fetchall()
+                try:
+                    rows += self._db.execute(query, chunk).fetchall()
+                except sqlite3.DatabaseError as exc:  # damage quick_check did not see
+                    raise self._unusable(exc) from None
         found: dict[str, CachedVerdict] = {}
         for key, data, model in rows:
             try:
@@ -235,13 +274,16 @@ class VerdictCache:
 
     def stats(self) -> CacheStats:
         with self._lock:
-            entries, oldest, newest, benchmarks, tokens_in, tokens_out = self._db.execute(
-                "SELECT COUNT(*), MIN(used), MAX(used), COUNT(DISTINCT benchmark), "
-                "TOTAL(input_tokens), TOTAL(output_tokens) FROM verdicts"
-            ).fetchone()
-            models = self._db.execute(
-                "SELECT model, COUNT(*) FROM verdicts GROUP BY model ORDER BY COUNT(*) DESC, model"
-            ).fetchall()
+            try:
+                entries, oldest, newest, benchmarks, tokens_in, tokens_out = self._db.execute(
+                    "SELECT COUNT(*), MIN(used), MAX(used), COUNT(DISTINCT benchmark), "
+                    "TOTAL(input_tokens), TOTAL(output_tokens) FROM verdicts"
+                ).fetchone()
+                models = self._db.execute(
+                    "SELECT model, COUNT(*) FROM verdicts GROUP BY model ORDER BY COUNT(*) DESC, model"
+                ).fetchall()
+            except sqlite3.DatabaseError as exc:
+                raise self._unusable(exc) from None
         size = sum(p.stat().st_size for p in _files(self.path) if p.exists())
         return CacheStats(
             str(self.path),
@@ -258,12 +300,15 @@ class VerdictCache:
     def prune(self, older_than_days: float, now: float | None = None) -> int:
         """Delete entries not used for ``older_than_days`` days; returns how many went."""
         cutoff = (time.time() if now is None else now) - older_than_days * SECONDS_PER_DAY
-        with self._lock:
-            removed = self._db.execute("DELETE FROM verdicts WHERE used < ?", (cutoff,)).rowcount
-        if removed:
+        try:
             with self._lock:
-                self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-                self._db.execute("VACUUM")
+                removed = self._db.execute("DELETE FROM verdicts WHERE used < ?", (cutoff,)).rowcount
+            if removed:
+                with self._lock:
+                    self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+                    self._db.execute("VACUUM")
+        except sqlite3.DatabaseError as exc:
+            raise self._unusable(exc) from None
         return int(removed)
 
     def close(self) -> None:

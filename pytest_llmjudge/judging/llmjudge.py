@@ -18,7 +18,7 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field, StrictBool, ValidationError
 from pydantic_ai import models
 from pydantic_ai.exceptions import (
     ContentFilterError,
@@ -53,13 +53,17 @@ OUTPUT_RETRIES = 2
 
 
 class JudgeVerdict(BaseModel, populate_by_name=True):
-    """The JSON object the judge returns."""
+    """The JSON object the judge returns.
+
+    ``pass`` and ``uncertain`` are strict booleans: only JSON ``true``/``false`` count, never
+    ``"yes"``, ``"true"``, ``1`` or ``1.0`` (an answer like that is invalid output, retried).
+    """
 
     reason: str = Field(description="50-200 characters citing the key evidence for the verdict.")
-    pass_: bool = Field(validation_alias="pass", serialization_alias="pass")
+    pass_: StrictBool = Field(validation_alias="pass", serialization_alias="pass")
     score: float | None = None
     confidence: Literal["high", "medium", "low"] | None = None
-    uncertain: bool = Field(
+    uncertain: StrictBool = Field(
         default=False, description="True when the case is ambiguous; implies pass = false."
     )
 
@@ -236,6 +240,13 @@ async def _judge(request: CompiledRequest, config: JudgeConfig) -> tuple[Verdict
         return await _run_agent(request, config, [])
     messages = template.messages(user_prompt(request))
     response = await config.model.request(messages, template.settings, template.params)
+    verdict_calls = _verdict_calls(response, template)
+    if verdict_calls > 1:
+        raise JudgeFailure(
+            "invalid-output",
+            f"the judge gave {verdict_calls} verdicts (tool calls); exactly one is expected",
+            True,
+        )
     answer = _final_answer(response, template)
     if answer is not None:
         usage = response.usage
@@ -244,9 +255,14 @@ async def _judge(request: CompiledRequest, config: JudgeConfig) -> tuple[Verdict
         # An invalid or extra tool call, a paused response: the agent takes the conversation from
         # here exactly as it would have (validation feedback, bounded retries, resumption).
         return await _run_agent(request, config, [*messages, response], first=response)
-    # A text answer where a tool call was due. The agent resumes such a turn as a new one, not
-    # with validation feedback, so it judges the case afresh (the discarded answer is counted).
-    return await _run_agent(request, config, [], first=response)
+    # A text answer where the verdict tool call was due: the agent would read JSON text as the
+    # verdict, but a judge that ignores the output tool is not answering the schema it was given.
+    raise JudgeFailure("invalid-output", "the judge answered in text instead of the verdict tool call", True)
+
+
+def _verdict_calls(response: ModelResponse, template: RequestTemplate) -> int:
+    names = {t.name for t in template.params.output_tools}
+    return sum(1 for p in response.parts if isinstance(p, ToolCallPart) and p.tool_name in names)
 
 
 def _final_answer(response: ModelResponse, template: RequestTemplate) -> JudgeVerdict | None:

@@ -3,7 +3,10 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
+import urllib.parse
+from pathlib import Path
 from typing import Any
 
 from pydantic_ai import models
@@ -29,7 +32,8 @@ def judge_label(value: str, base_url: str | None = None) -> str:
     """The label of a judge configured by a model string: the same whether the run calls the
     model or replays the cache, so a ``replay`` run finds what a ``use`` run stored.
 
-    ``local`` → ``local:gemma-3-270m-q4_k_m``; ``local:PATH.gguf`` → ``local:<file stem>``;
+    ``local`` → ``local:gemma-3-270m-q4_k_m`` (the pinned packaged model); ``local:PATH.gguf`` →
+    ``local:<file stem>#<digest of the file>``, so a different file of the same name is another judge;
     ``local:http://host:port[#MODEL]`` → ``local:http://host:port/v1[#MODEL]`` (the server);
     a name served through ``--llmjudge-base-url`` → ``openai:NAME@URL``; else the string itself.
     """
@@ -41,7 +45,7 @@ def judge_label(value: str, base_url: str | None = None) -> str:
         if spec.source == "packaged":
             return f"local:{PACKAGED_MODEL_NAME}"
         if spec.source == "gguf" and spec.path is not None:
-            return f"local:{spec.path.stem}"
+            return f"local:{spec.path.stem}#{model_file_digest(spec.path)}"
         return f"local:{spec.url}" + (f"#{spec.model}" if spec.model else "")
     if base_url:
         name = value.split(":", 1)[1] if value.startswith("openai:") else value
@@ -53,18 +57,56 @@ def judge_label(value: str, base_url: str | None = None) -> str:
     return value
 
 
-def build_model(value: str | models.Model, base_url: str | None = None) -> models.Model:
+_DIGEST_CHUNK = 1 << 20
+
+
+def model_file_digest(path: Path) -> str:
+    """A cheap fingerprint of a model file: its size and the sha256 of its first and last MiB
+    (12 hex digits); ``missing`` when it cannot be read (the server start reports that)."""
+    try:
+        with path.open("rb") as file:
+            size = os.fstat(file.fileno()).st_size
+            sha = hashlib.sha256(str(size).encode())
+            sha.update(file.read(_DIGEST_CHUNK))
+            if size > _DIGEST_CHUNK:
+                file.seek(max(_DIGEST_CHUNK, size - _DIGEST_CHUNK))
+                sha.update(file.read(_DIGEST_CHUNK))
+    except OSError:
+        return "missing"
+    return sha.hexdigest()[:12]
+
+
+LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
+
+
+def key_allowed(base_url: str, allowed: tuple[str, ...]) -> bool:
+    """Whether the API key may be sent to ``base_url``: one of the ``allowed`` base URLs (the run's
+    own), or this machine (a local server)."""
+    host = urllib.parse.urlsplit(base_url.strip()).hostname or ""
+    if host in LOOPBACK_HOSTS:
+        return True
+    try:
+        url = normalize_base_url(base_url)
+        return any(url == normalize_base_url(a) for a in allowed if a)
+    except LocalServerError:
+        return False
+
+
+def build_model(
+    value: str | models.Model, base_url: str | None = None, *, send_key: bool = True
+) -> models.Model:
     """A pydantic-ai model from a model string (``openai:…``, ``anthropic:…``, …) or object.
 
     With ``base_url`` the model name is served by an OpenAI-compatible server (vLLM, Ollama,
-    llama.cpp): ``openai:NAME`` or plain ``NAME`` both work.
+    llama.cpp): ``openai:NAME`` or plain ``NAME`` both work; the API key goes there only with
+    ``send_key`` (a placeholder otherwise).
     """
     if isinstance(value, models.Model):
         return value
     if base_url:
         name = value.split(":", 1)[1] if value.startswith("openai:") else value
         key = os.environ.get("LLMJUDGE_API_KEY") or os.environ.get("OPENAI_API_KEY")
-        return openai_compatible_model(base_url, name, api_key=key)
+        return openai_compatible_model(base_url, name, api_key=key if send_key else None)
     try:
         return models.infer_model(value)
     except Exception as exc:  # pydantic-ai raises UserError and provider-specific errors here
@@ -81,7 +123,9 @@ def replay_only_model(label: str) -> models.Model:
 
 
 def model_settings(temperature: float | None, max_tokens: int | None, timeout: float | None) -> ModelSettings:
-    settings = ModelSettings()
+    """The settings of a judge configuration. ``max_retries=0``: the provider SDK's client makes one
+    request per attempt, as the run's own retries (``llmjudge_attempts``) are the only retry layer."""
+    settings = ModelSettings(max_retries=0)
     if temperature is not None:
         settings["temperature"] = temperature
     if max_tokens is not None:
@@ -133,5 +177,9 @@ def openai_compatible_model(
         json_schema_transformer=transformer,
         openai_supports_strict_tool_definition=False,
     )
-    provider = OpenAIProvider(base_url=base_url, api_key=api_key or "no-key-needed")
+    from openai import AsyncOpenAI
+
+    # one request per attempt: the run's retries are the only retry layer
+    client = AsyncOpenAI(base_url=base_url, api_key=api_key or "no-key-needed", max_retries=0)
+    provider = OpenAIProvider(openai_client=client)
     return OpenAIChatModel(model_name, provider=provider, profile=profile, settings=settings)

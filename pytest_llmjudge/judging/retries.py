@@ -11,10 +11,12 @@ number of attempts; the last failure becomes the outcome. Others (401, 400) end 
 from __future__ import annotations
 
 import asyncio
+import math
 import random
+import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass
-from functools import cached_property
+from dataclasses import dataclass, replace
+from functools import cached_property, partial
 from typing import Any
 
 from ..compile.request import CompiledRequest
@@ -32,6 +34,7 @@ class RetryPolicy:
     timeout: float = 60.0
     base_delay: float = 0.5
     max_delay: float = 30.0
+    max_pause: float = 60.0  # the longest Retry-After honoured; a longer one ends the case as an ERROR
 
     def delay(self, attempt: int, failure: JudgeFailure, rng: random.Random) -> float:
         """Backoff before attempt ``attempt + 1``: Retry-After if given, else exponential with jitter."""
@@ -39,6 +42,21 @@ class RetryPolicy:
             return min(max(failure.retry_after, 0.0), self.max_delay)
         ceiling = min(self.max_delay, self.base_delay * 2 ** (attempt - 1))
         return rng.uniform(ceiling / 2, ceiling)
+
+
+def _usable_retry_after(failure: JudgeFailure, policy: RetryPolicy) -> JudgeFailure:
+    """``failure`` with a Retry-After that can be honoured: NaN, infinite or negative values are
+    dropped (normal backoff), and one longer than ``max_pause`` ends the case (no retry) rather
+    than holding every request to that server for it."""
+    wait = failure.retry_after
+    if wait is None:
+        return failure
+    if not math.isfinite(wait) or wait < 0:
+        return replace(failure, retry_after=None)
+    if wait > policy.max_pause:
+        message = f"{failure.message} (Retry-After {wait:g} s exceeds the {policy.max_pause:g} s cap)"
+        return replace(failure, message=message, transient=False, retry_after=None)
+    return failure
 
 
 _JITTER = random.Random()  # backoff jitter; seeding one per call cost more than the rest of a call
@@ -80,6 +98,7 @@ async def judge_with_retries(
             failure = exc
         else:
             return Outcome(verdict, None, model_name, False, attempt, usage)
+        failure = _usable_retry_after(failure, policy)
         if not failure.transient or attempt == policy.attempts:
             return Outcome(None, failure, model_name, False, attempt)
         if failure.retry_after is not None:
@@ -98,11 +117,13 @@ class CaseJob:
     call: JudgeCall
     model_name: str
     settings: Mapping[str, Any]
+    sample: int = 0  # which of a case's repeated samples (each its own cache entry)
+    endpoint: str = ""  # the server called: a Retry-After holds back only the calls to it
 
     @cached_property
     def cache_key(self) -> str:
         """Computed once: the lookup before scheduling and the write after the call share it."""
-        return cache_key(self.request.digest, self.model_name, self.settings)
+        return cache_key(self.request.digest, self.model_name, self.settings, self.sample)
 
 
 def settle_from_cache(jobs: Sequence[CaseJob], cache: VerdictCache | None, mode: str) -> list[Outcome | None]:
@@ -142,12 +163,24 @@ async def judge_uncached(
     """Judge a case the cache did not settle: holds a concurrency slot while calling the model,
     then stores the verdict (never an error) unless ``mode`` is ``off``."""
     async with slots.hold():
+        started = time.perf_counter()
         outcome = await judge_with_retries(
-            job.request, job.call, policy, job.model_name, sleep, pace=slots.pace, back_off=slots.back_off
+            job.request,
+            job.call,
+            policy,
+            job.model_name,
+            sleep,
+            pace=partial(slots.pace, job.endpoint),
+            back_off=partial(_back_off, slots, job.endpoint),
         )
+        outcome = replace(outcome, latency=time.perf_counter() - started)
     if cache is not None and mode != "off" and outcome.verdict is not None:
         cache.put(job.cache_key, outcome.verdict, outcome.model, outcome.usage, job.benchmark, job.case_id)
     return outcome
+
+
+def _back_off(slots: Slots, endpoint: str, seconds: float) -> None:
+    slots.back_off(seconds, endpoint)
 
 
 def tally(outcome: Outcome, progress: Progress) -> None:

@@ -50,8 +50,9 @@ class Waiting(Protocol):
 class RatePacer:
     """Spaces request starts so that at most ``rpm`` start in any minute, and honours back-off.
 
-    ``pause(seconds)`` (a provider's Retry-After) holds every request start, not just the one
-    that was told, so a rate limit slows the whole run instead of being hit 32 times over.
+    ``pause(seconds)`` (a provider's Retry-After) holds every request start it paces, not just the
+    one that was told, so a rate limit slows all calls to that server instead of being hit 32
+    times over (``Slots`` keeps one pacer per server for this).
     """
 
     def __init__(self, rpm: float | None, clock: Callable[[], float] = time.monotonic) -> None:
@@ -84,6 +85,7 @@ class Slots:
         self._semaphore = asyncio.Semaphore(concurrency)
         self.pacer = RatePacer(rpm)
         self.progress = progress
+        self._endpoints: dict[str, RatePacer] = {}  # each server's own Retry-After back-off
 
     @asynccontextmanager
     async def hold(self) -> AsyncIterator[None]:
@@ -97,12 +99,17 @@ class Slots:
             finally:
                 progress.in_flight -= 1
 
-    async def pace(self) -> None:
-        """Wait until the next request may start (requests per minute, provider back-off)."""
+    async def pace(self, endpoint: str = "") -> None:
+        """Wait until the next request may start (requests per minute, ``endpoint``'s back-off)."""
         await self.pacer.wait()
+        if endpoint in self._endpoints:
+            await self._endpoints[endpoint].wait()
 
-    def back_off(self, seconds: float) -> None:
-        self.pacer.pause(seconds)
+    def back_off(self, seconds: float, endpoint: str = "") -> None:
+        """Hold the requests to ``endpoint`` (one server) for ``seconds``; other servers go on."""
+        if endpoint not in self._endpoints:
+            self._endpoints[endpoint] = RatePacer(None)
+        self._endpoints[endpoint].pause(seconds)
 
 
 class Scheduler(Generic[T]):

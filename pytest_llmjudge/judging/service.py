@@ -88,9 +88,13 @@ class JudgingService:
     cache_write_errors: list[str] = field(default_factory=list)
     cache_hits: int = 0
     scheduler: Scheduler[Outcome] | None = None
+    # a case's samples (judged ``judge.repeats`` times) into its one outcome; None keeps sample 0
+    combine: Callable[[Benchmark, list[Outcome]], Outcome] | None = None
+    _repeats: dict[str, int] = field(default_factory=dict)
     _configs: dict[JudgeChoice, JudgeConfig] = field(default_factory=dict)
     _local_servers: dict[str, LocalServer] = field(default_factory=dict)
     _cache: VerdictCache | None = None
+    _keyless: set[str] = field(default_factory=set)  # benchmark base URLs not sent the API key
 
     # -- configurations ---------------------------------------------------------------------
 
@@ -114,12 +118,33 @@ class JudgingService:
                 elif label.startswith("local:"):
                     model = self.local_model(value)
                 else:
-                    model = build_model(value, choice.base_url)
+                    model = build_model(value, choice.base_url, send_key=self._may_send_key(benchmark))
             else:
                 model = build_model(value)
                 label = model_label(model)
             self._configs[choice] = JudgeConfig(model, label, settings)
         return self._configs[choice]
+
+    def _may_send_key(self, benchmark: Benchmark) -> bool:
+        """A benchmark's own ``judge.base_url`` gets the API key only if the run allows that server
+        (its own base URL, or this machine); else a placeholder key goes, and the run says so once."""
+        import warnings
+
+        from .models import key_allowed
+
+        own = benchmark.spec.judge
+        url = own.base_url if own and own.base_url else None
+        if url is None or key_allowed(url, (self.settings.base_url or "",)):
+            return True
+        if url not in self._keyless:
+            self._keyless.add(url)
+            warnings.warn(
+                f"{benchmark.location}: judge.base_url: {url} is neither the run's base URL "
+                "(--llmjudge-base-url) nor this machine; the API key is not sent there",
+                UserWarning,
+                stacklevel=1,
+            )
+        return False
 
     def local_model(self, spec: str) -> Any:
         """A judge served by a llama.cpp server this run starts (or an xdist controller started)."""
@@ -180,35 +205,45 @@ class JudgingService:
 
     def _start(self, judged: list[tuple[CaseToJudge, JudgeConfig]]) -> None:
         """Outcomes the cache settles now (one lookup for all); the rest go to the scheduler."""
+        from .cache import CacheError
         from .llmjudge import judge_once, load_llmjudge
         from .retries import CaseJob, RetryPolicy, judge_uncached, settle_from_cache
 
-        jobs = [
-            CaseJob(
-                case.benchmark.code,
-                case.case.id,
-                case.request,
-                partial(judge_once, config=config),
-                config.model_name,
-                config.settings,
-            )
-            for case, config in judged
-        ]
+        samples: list[tuple[str, JudgeConfig]] = []  # (sample key, judge) per judge call
+        jobs = []
+        for case, config in judged:
+            repeats = self._repeats.setdefault(case.nodeid, sample_count(case.benchmark, self.settings))
+            for index in range(repeats):
+                samples.append((sample_key(case.nodeid, index), config))
+                jobs.append(
+                    CaseJob(
+                        case.benchmark.code,
+                        case.case.id,
+                        case.request,
+                        partial(judge_once, config=config),
+                        config.model_name,
+                        config.settings,
+                        index,
+                        endpoint=endpoint(config.model),
+                    )
+                )
         cache, mode = self.verdict_cache(), self.settings.cache
         pending: list[tuple[str, Job[Outcome]]] = []
         cached = 0
-        for (case, config), job, settled in zip(
-            judged, jobs, settle_from_cache(jobs, cache, mode), strict=True
-        ):
+        try:
+            settled_now = settle_from_cache(jobs, cache, mode)
+        except CacheError as exc:  # damage found only when read
+            raise JudgeSetupError(f"--llmjudge-cache-path: {exc}") from None
+        for (key, config), job, settled in zip(samples, jobs, settled_now, strict=True):
             if settled is not None:
-                self.outcomes[case.nodeid] = settled
+                self.outcomes[key] = settled
                 cached += settled.cached
                 continue
             # each configuration its own timeout: a benchmark's judge.timeout is not capped by the run's
             policy = RetryPolicy(
                 attempts=self.settings.attempts, timeout=config.settings.get("timeout", 60.0)
             )
-            pending.append((case.nodeid, partial(judge_uncached, job, policy=policy, cache=cache, mode=mode)))
+            pending.append((key, partial(judge_uncached, job, policy=policy, cache=cache, mode=mode)))
         self.cache_hits += cached
         if pending:
             load_llmjudge()
@@ -223,8 +258,10 @@ class JudgingService:
         if self._cache is None:
             from .cache import CacheError, VerdictCache
 
+            path = self.root / self.settings.cache_path
+            if self.settings.cache == "replay" and not path.exists():
+                return None  # replay never creates a cache: every case is a (cheap) miss
             try:
-                path = self.root / self.settings.cache_path
                 self._cache = VerdictCache(path, batch=CACHE_BATCH, batch_seconds=CACHE_BATCH_SECONDS)
             except CacheError as exc:
                 raise JudgeSetupError(f"--llmjudge-cache-path: {exc}") from None
@@ -240,18 +277,29 @@ class JudgingService:
         return self.scheduler
 
     def outcome(self, case: CaseToJudge) -> Outcome:
-        """``case``'s outcome, waiting for its judge call if it is still running."""
+        """``case``'s outcome, waiting for its judge calls if they are still running; a case judged
+        more than once gets the outcome ``combine`` makes of its samples."""
         if case.nodeid not in self.outcomes:
             if not self.has(case.nodeid):
                 self.schedule([case])
             if case.nodeid not in self.outcomes:
                 self.outcomes[case.nodeid] = self._scheduler().result(case.nodeid)
+        repeats = self._repeats.pop(case.nodeid, 1)
+        if repeats > 1:
+            samples = [self.outcomes[case.nodeid]]
+            for index in range(1, repeats):
+                key = sample_key(case.nodeid, index)
+                samples.append(
+                    self.outcomes.pop(key) if key in self.outcomes else self._scheduler().result(key)
+                )
+            combined = self.combine(case.benchmark, samples) if self.combine else samples[0]
+            self.outcomes[case.nodeid] = combined
         return self.outcomes[case.nodeid]
 
     def cancel_pending(self, keep: Container[str] = ()) -> None:
         """Drop judge calls not yet started (deselected items, or -x / --maxfail stopped the run)."""
         if self.scheduler is not None:
-            self.scheduler.cancel_pending(keep)
+            self.scheduler.cancel_pending(_SamplesOf(keep))
 
     def close(self) -> None:
         """Stop the scheduler, write the cache, stop the local servers this run started."""
@@ -267,6 +315,31 @@ class JudgingService:
         self._local_servers.clear()
 
 
+SAMPLE_SEPARATOR = "\0sample "
+
+
+def sample_key(nodeid: str, index: int) -> str:
+    """The name sample ``index`` of a case goes by in the scheduler (sample 0: the node id)."""
+    return f"{nodeid}{SAMPLE_SEPARATOR}{index}" if index else nodeid
+
+
+def sample_count(benchmark: Benchmark, settings: RunSettings) -> int:
+    """How many times a benchmark's cases are judged: its ``judge.repeats``, else the run's."""
+    from ..suite.settings import judge_setting
+
+    return int(judge_setting(benchmark, settings, "repeats"))
+
+
+@dataclass(frozen=True)
+class _SamplesOf:
+    """Keeps every sample of the kept node ids."""
+
+    nodeids: Container[str]
+
+    def __contains__(self, key: object) -> bool:
+        return isinstance(key, str) and key.split(SAMPLE_SEPARATOR, 1)[0] in self.nodeids
+
+
 def run_checks(case: CaseToJudge) -> Outcome:
     """The deterministic checks of a ``code`` or ``hybrid`` case; a broken check errors its case."""
     from .checks import CheckConfigError
@@ -279,6 +352,11 @@ def run_checks(case: CaseToJudge) -> Outcome:
     except Exception as exc:  # a check function that raises errors its case, not the run
         return Outcome(None, JudgeFailure("check-error", f"{type(exc).__name__}: {exc}"), "checks")
     return Outcome(verdict, None, "checks")
+
+
+def endpoint(model: Any) -> str:
+    """The server a model calls (its provider and base URL): Retry-After pauses are per server."""
+    return f"{getattr(model, 'system', '')}@{getattr(model, 'base_url', None) or ''}"
 
 
 def local_slots(cores: int, concurrency: int) -> int:

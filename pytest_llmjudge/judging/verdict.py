@@ -35,15 +35,26 @@ class Verdict:
         }
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> Verdict:
-        return cls(
-            passed=bool(data["pass"]),
-            reason=str(data["reason"]),
-            score=data.get("score"),
-            confidence=data.get("confidence"),
-            uncertain=bool(data.get("uncertain", False)),
-            format=str(data.get("format", "")),
+    def from_json(cls, data: Any) -> Verdict:
+        """A verdict from ``to_json``'s object, strictly typed: raises ``TypeError`` for anything
+        else (``"pass": "false"`` is not a verdict), so an edited or damaged entry is never read."""
+        if not isinstance(data, dict):
+            raise TypeError("a verdict is a JSON object")
+        passed, reason, score = data.get("pass"), data.get("reason"), data.get("score")
+        confidence, uncertain, form = (
+            data.get("confidence"),
+            data.get("uncertain", False),
+            data.get("format", ""),
         )
+        if not isinstance(passed, bool) or not isinstance(uncertain, bool):
+            raise TypeError("'pass' and 'uncertain' must be true or false")
+        if not isinstance(reason, str) or not isinstance(form, str):
+            raise TypeError("'reason' and 'format' must be strings")
+        if score is not None and (isinstance(score, bool) or not isinstance(score, int | float)):
+            raise TypeError("'score' must be a number or null")
+        if confidence not in (None, "high", "medium", "low"):
+            raise TypeError("'confidence' must be high, medium, low or null")
+        return cls(passed, reason, None if score is None else float(score), confidence, uncertain, form)
 
 
 @dataclass(frozen=True)
@@ -54,6 +65,12 @@ class JudgeFailure(Exception):
     message: str
     transient: bool = False
     retry_after: float | None = None
+
+    def __post_init__(self) -> None:
+        # every failure message can reach the terminal, JUnit and the results files: no secrets
+        from .redact import redact
+
+        object.__setattr__(self, "message", redact(self.message))
 
     def __str__(self) -> str:
         return f"{self.kind}: {self.message}"
@@ -76,3 +93,5 @@ class Outcome:
     cached: bool = False
     attempts: int = 1
     usage: Usage = Usage()
+    latency: float | None = None  # seconds the judge calls took (None from the cache or checks)
+    samples: tuple[Outcome, ...] = ()  # every sample of a case judged more than once

@@ -1,0 +1,45 @@
+"""Secrets out of messages: a judge server that echoes the request (its Authorization header,
+the API key) into an error body must not put the key into the terminal, JUnit XML, the review
+file or the results file.
+
+Redacted: the values of the configured keys (``OPENAI_API_KEY``, ``LLMJUDGE_API_KEY``,
+``ANTHROPIC_API_KEY``) and of every environment variable whose name ends in ``_API_KEY`` or
+``_TOKEN`` (8 characters or more), wherever they appear, plus anything shaped like a key
+(``sk-…``) or a bearer credential (``Bearer …``).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+
+REDACTED = "[redacted]"
+_NAMED = ("OPENAI_API_KEY", "LLMJUDGE_API_KEY", "ANTHROPIC_API_KEY")
+_SUFFIXES = ("_API_KEY", "_TOKEN")
+_MIN_LENGTH = 8
+_PATTERNS = (
+    re.compile(r"(?<![A-Za-z0-9])sk-[A-Za-z0-9_\-]{6,}"),
+    re.compile(r"(?i)(?<=\bbearer )[^\s\"',;}]+"),
+)
+
+
+def secrets(env: Mapping[str, str] | None = None) -> list[str]:
+    """The secret values of the environment, longest first (so a key containing another goes whole)."""
+    env = os.environ if env is None else env
+    found = {
+        value
+        for name, value in env.items()
+        if (name in _NAMED or name.upper().endswith(_SUFFIXES)) and len(value.strip()) >= _MIN_LENGTH
+    }
+    return sorted(found, key=len, reverse=True)
+
+
+def redact(text: str, env: Mapping[str, str] | None = None) -> str:
+    """``text`` with every secret value and key-shaped string replaced by ``[redacted]``."""
+    for value in secrets(env):
+        if value in text:
+            text = text.replace(value, REDACTED)
+    for pattern in _PATTERNS:
+        text = pattern.sub(REDACTED, text)
+    return text
