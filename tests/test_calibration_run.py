@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
+import sys
 
 import pytest
 from statsmodels.stats.proportion import proportion_confint  # type: ignore[import-untyped]
@@ -157,3 +159,48 @@ def test_calibration_case_without_label_is_an_error(suite: Suite) -> None:
     result = suite.run()
     assert result.ret != 0
     assert "data/CAL1.jsonl:1:1: label: calibration case 'a' has no human label" in result.stdout.str()
+
+
+def test_calibrate_command_judges_only_labelled_cases(calibrated: Suite) -> None:
+    calibrated.benchmark("CAL1", _benchmark("{min_tpr: 0.95}"))
+    command = [sys.executable, "-m", "pytest_llmjudge.cli.main", "calibrate", "benchmarks"]
+    done = subprocess.run(command, cwd=calibrated.root, capture_output=True, text=True, check=False)
+    assert done.returncode == 1, done.stdout + done.stderr
+    lines = done.stdout.splitlines()
+    assert re.split(r"\s{2,}", lines[2]) == [
+        "CAL1",
+        "100",
+        f"0.90 {_ci(TP, TP + FN)}",
+        f"0.80 {_ci(TN, TN + FP)}",
+        "0.85",
+        "0.70",
+        "no",
+    ]
+    assert "judge and human disagree (15):" in done.stdout
+    assert "CAL1: below its minimums: judge untrusted: TPR 0.90 < 0.95 (45/50), 100 labels" in done.stdout
+    assert len(calibrated.judge_calls()) == TP + FN + FP + TN  # the unlabelled cases were not judged
+    calibrated.benchmark("CAL1", _benchmark("{min_tpr: 0.9}"))
+    done = subprocess.run(command, cwd=calibrated.root, capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert (
+        "CAL1: meets its minimums: judge trusted: TPR 0.90 (45/50), TNR 0.80 (40/50), 100 labels"
+        in done.stdout
+    )
+
+
+def test_results_file_carries_the_calibration(calibrated: Suite) -> None:
+    import jsonschema
+
+    from pytest_llmjudge.reporting.results_file import SCHEMA_PATH
+
+    calibrated.benchmark("CAL1", _benchmark("{min_tpr: 0.95}"))
+    assert calibrated.run("--llmjudge-results=run.json").ret == 1
+    data = json.loads((calibrated.root / "run.json").read_text())
+    jsonschema.validate(data, json.loads(SCHEMA_PATH.read_text()))
+    (benchmark,) = data["benchmarks"]
+    assert benchmark["gate"]["status"] == "untrusted"
+    calibration = benchmark["calibration"]
+    assert (calibration["tp"], calibration["fn"], calibration["tn"], calibration["fp"]) == (TP, FN, TN, FP)
+    assert (calibration["tpr"], calibration["tnr"], calibration["trusted"]) == (0.9, 0.8, False)
+    assert calibration["source"] == "run"
+    assert sum(1 for case in benchmark["cases"] if case["calibration"]) == TP + FN + TN + FP

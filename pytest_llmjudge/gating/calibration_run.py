@@ -156,8 +156,22 @@ def _benchmark(items: list[CaseRecord], folder: Path | None, seed: int) -> Bench
 
 
 def gated_records(records: Iterable[CaseRecord]) -> list[CaseRecord]:
-    """The records that count toward pass rates: calibration cases are judged and reported only."""
-    return [r for r in records if not r.calibration]
+    """The records that count toward pass rates: calibration cases are judged and reported only.
+
+    A benchmark of which only calibration cases ran keeps one record without a case id, so it
+    is still listed (with 0 cases), as a benchmark without cases is.
+    """
+    kept: list[CaseRecord] = []
+    listed: set[str] = set()
+    for record in records:
+        if not record.calibration:
+            kept.append(record)
+            listed.add(record.benchmark)
+    for record in records:
+        if record.benchmark not in listed:
+            listed.add(record.benchmark)
+            kept.append(replace(record, case="", result="skip", calibration=False, case_label=None))
+    return kept
 
 
 def apply_calibration(
