@@ -16,8 +16,6 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from ..suite.root import RootError, read_bool, root_from_values
-
 if TYPE_CHECKING:
     from ..lint.diagnostics import Diagnostic
     from ..lint.engine import Linter
@@ -42,6 +40,8 @@ def lint_requested(config: pytest.Config) -> bool:
         return given
     env = os.environ.get(LINT_ENV, "")
     if env.strip():
+        from ..suite.root import RootError, read_bool  # only then: this runs in every pytest run
+
         try:
             return read_bool(env, LINT_ENV)
         except RootError as exc:
@@ -62,6 +62,7 @@ def _linter(config: pytest.Config) -> Linter:
     if linter is None:
         from ..lint.engine import Linter
         from ..lint.settings import settings_for_root
+        from ..suite.root import root_from_values
 
         root = root_from_values(config.rootpath, config.inipath, lambda name: _ini(config, name))
         try:
