@@ -339,7 +339,10 @@ def test_plugin_import_stays_light() -> None:
         """
         import sys
         import pytest_llmjudge.plugin
-        heavy = ("pydantic", "pydantic_ai", "pydantic_evals", "yaml", "jinja2", "sqlite3")
+        heavy = (
+            "pydantic", "pydantic_ai", "pydantic_evals", "yaml", "jinja2", "sqlite3", "scipy", "statsmodels",
+            "numpy",
+        )
         print(",".join(m for m in heavy if m in sys.modules) or "none")
         """
     )

@@ -92,6 +92,12 @@ def build_parser() -> argparse.ArgumentParser:
     from .cache import add_cache_parser
 
     add_cache_parser(commands)
+    from .calibrate import add_calibrate_parser
+
+    add_calibrate_parser(commands)
+    from .runs import add_runs_parsers
+
+    add_runs_parsers(commands)
     return parser
 
 

@@ -71,6 +71,8 @@ def release_gates(state: RunState, benchmark_gates: list[BenchmarkGate]) -> list
     except ResultsFileError as error:
         results.errors.append(f"--llmjudge-baseline: {error}")
         return gates
+    from ..reporting.run_summary import paired_cases
+
     pairs = paired_cases(results.baseline, {g.code: _verdicts(state, g.code) for g in gates})
     results.comparisons = compare_benchmarks(pairs, margin=settings.margin, alpha=settings.alpha)
     if settings.fail_on != "regression":
@@ -88,17 +90,6 @@ def _verdicts(state: RunState, code: str) -> dict[str, bool]:
         for r in state.records
         if r.benchmark == code and r.result in ("pass", "fail")
     }
-
-
-def paired_cases(
-    baseline: dict[str, Any], candidate: dict[str, dict[str, bool]]
-) -> dict[str, tuple[dict[str, bool], dict[str, bool]]]:
-    """Per benchmark present in both runs: (baseline verdicts, candidate verdicts) by case id."""
-    base = {
-        b["code"]: {c["id"]: c["result"] == "pass" for c in b["cases"] if c["result"] in ("pass", "fail")}
-        for b in baseline["benchmarks"]
-    }
-    return {code: (base[code], verdicts) for code, verdicts in candidate.items() if code in base}
 
 
 def regression_detail(comparison: Comparison) -> str:
@@ -145,6 +136,7 @@ def write_run_results(state: RunState, session: pytest.Session) -> None:
         rubrics,
         results.comparisons,
         _flips(results.baseline, state) if results.baseline is not None else None,
+        {c.benchmark: c.to_dict() for c in state.calibrations},
     )
     if settings.results:
         path = config.rootpath / settings.results

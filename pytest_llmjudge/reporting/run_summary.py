@@ -64,3 +64,19 @@ def comparison_table(comparisons: Iterable[Comparison | dict[str, Any]]) -> list
 
 def _pct(value: float | None) -> str:
     return "-" if value is None else f"{value:.1%}"
+
+
+def verdicts_of(results: Mapping[str, Any]) -> dict[str, dict[str, bool]]:
+    """Per benchmark of a results file: case id → passed, for the cases with a verdict."""
+    return {
+        b["code"]: {c["id"]: c["result"] == "pass" for c in b["cases"] if c["result"] in ("pass", "fail")}
+        for b in results["benchmarks"]
+    }
+
+
+def paired_cases(
+    baseline: Mapping[str, Any], candidate: Mapping[str, Mapping[str, bool]]
+) -> dict[str, tuple[dict[str, bool], dict[str, bool]]]:
+    """Per benchmark present in both runs: (baseline verdicts, candidate verdicts) by case id."""
+    base = verdicts_of(baseline)
+    return {code: (base[code], dict(verdicts)) for code, verdicts in candidate.items() if code in base}

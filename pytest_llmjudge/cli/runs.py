@@ -1,0 +1,174 @@
+"""``llmjudge runs``, ``show``, ``compare`` and ``report``: results files read offline."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from ..reporting.results_file import RUNS_FOLDER, ResultsFileError, load_results
+
+REGRESSION = 1
+
+
+def _load(path: str) -> dict[str, Any] | None:
+    try:
+        return load_results(path)
+    except ResultsFileError as error:
+        print(error, file=sys.stderr)
+        return None
+
+
+def _runs(args: argparse.Namespace) -> int:
+    """List the results files of a repository, newest first."""
+    folder = Path(args.rootdir) / RUNS_FOLDER
+    paths = sorted(folder.glob("*.json"), reverse=True) if folder.is_dir() else []
+    if not paths:
+        print(f"no results files in {folder}")
+        return 0
+    header = (
+        f"{'started':<25} {'suite':<12} {'cases':>5} {'passed':>6} {'failed':>6} {'gates':<5} {'exit':>4}"
+    )
+    print(f"{header}  file")
+    for path in paths:
+        try:
+            data = load_results(path)
+        except ResultsFileError as error:
+            print(f"{'?':<25} {'':<12} {'':>5} {'':>6} {'':>6} {'':<5} {'':>4}  {path.name} ({error})")
+            continue
+        totals = data["totals"]
+        gates = "fail" if any(b["gate"]["status"] == "fail" for b in data["benchmarks"]) else "pass"
+        print(
+            f"{data['started']:<25} {data['suite_digest'][:12]:<12} {totals['cases']:>5} "
+            f"{totals['passed']:>6} {totals['failed']:>6} {gates:<5} {data['exit_status']:>4}  {path.name}"
+        )
+    return 0
+
+
+def summary_lines(data: dict[str, Any]) -> list[str]:
+    """A results file's summary: the run, every gate with its interval, flaky cases, comparison."""
+    from ..reporting.run_summary import comparison_table, interval_line
+
+    totals = data["totals"]
+    lines = [
+        f"run started {data['started']}, finished {data['finished']}, exit status {data['exit_status']}",
+        f"suite {data['suite_digest'][:12]}, commit {data['commit'] or '-'}, plugin {data['plugin_version']}",
+        f"command: {' '.join(data['command'])}",
+        f"{totals['cases']} case(s): {totals['passed']} passed, {totals['failed']} failed, "
+        f"{totals['errors']} error(s), {totals['skipped']} skipped, {totals['flaky']} flaky; "
+        f"{totals['calls']} model call(s), {totals['cache_hits']} cache hit(s)",
+        "",
+        f"{'benchmark':<16} {'cases':>5} {'pass rate':>9} {'threshold':>9} {'rule':<11} gate",
+    ]
+    for b in data["benchmarks"]:
+        gate = b["gate"]
+        rate = "-" if gate["pass_rate"] is None else f"{gate['pass_rate']:.1%}"
+        threshold = "-" if b["threshold"] is None else f"{b['threshold']:g}"
+        detail = f"  {gate['detail']}" if gate["detail"] else ""
+        row = f"{b['code']:<16} {gate['cases']:>5} {rate:>9} {threshold:>9} {b['gate_rule']:<11}"
+        lines.append(f"{row} {gate['status']}{detail}")
+    lines += ["", "pass rates with 95% intervals:"]
+    for b in data["benchmarks"]:
+        gate = b["gate"]
+        verdicts = sum(len(c["samples"]) or 1 for c in b["cases"] if c["result"] in ("pass", "fail"))
+        lines.append(
+            interval_line(
+                b["code"], gate["pass_rate"], gate["ci_low"], gate["ci_high"], verdicts, b["gate_rule"]
+            )
+        )
+    flaky = [(b["code"], c) for b in data["benchmarks"] for c in b["cases"] if c["flaky"]]
+    if flaky:
+        lines += ["", f"flaky cases ({len(flaky)}: repeated judge samples disagree):"]
+        for code, case in flaky:
+            passes = sum(1 for s in case["samples"] if s["pass"])
+            lines.append(f"  {code}::{case['id']}: {passes} of {len(case['samples'])} samples pass")
+    if data["comparison"] is not None:
+        lines += ["", *comparison_table(data["comparison"])]
+    return lines
+
+
+def _show(args: argparse.Namespace) -> int:
+    data = _load(args.results)
+    if data is None:
+        return 2
+    print("\n".join(summary_lines(data)))
+    return 0
+
+
+def compare_files(
+    baseline: dict[str, Any], candidate: dict[str, Any], *, margin: float, alpha: float
+) -> list[dict[str, Any]]:
+    """The per-benchmark comparison of two results files, as the results file records it."""
+    from ..gating.statistics import compare_benchmarks
+    from ..reporting.run_summary import paired_cases, verdicts_of
+
+    pairs = paired_cases(baseline, verdicts_of(candidate))
+    return [c.to_dict() for c in compare_benchmarks(pairs, margin=margin, alpha=alpha)]
+
+
+def _compare(args: argparse.Namespace) -> int:
+    from ..reporting.run_summary import comparison_table
+
+    baseline, candidate = _load(args.baseline), _load(args.candidate)
+    if baseline is None or candidate is None:
+        return 2
+    comparisons = compare_files(baseline, candidate, margin=args.margin, alpha=args.alpha)
+    print("\n".join(comparison_table(comparisons)))
+    regressions = [c["benchmark"] for c in comparisons if c["verdict"] == "regression"]
+    if regressions and args.fail_on == "regression":
+        print(f"significant regression: {', '.join(regressions)}", file=sys.stderr)
+        return REGRESSION
+    return 0
+
+
+def _report(args: argparse.Namespace) -> int:
+    from ..reporting.html import write_report
+
+    data = _load(args.results)
+    baseline = _load(args.baseline) if args.baseline else None
+    if data is None or (args.baseline and baseline is None):
+        return 2
+    try:
+        write_report(data, Path(args.output), baseline=baseline)
+    except OSError as error:
+        print(f"{args.output}: cannot write the report: {error}", file=sys.stderr)
+        return 2
+    print(f"wrote {args.output}")
+    return 0
+
+
+def _probability(text: str) -> float:
+    value = float(text)
+    if not 0 < value < 1:
+        raise argparse.ArgumentTypeError(f"must lie strictly between 0 and 1, not {text}")
+    return value
+
+
+def add_runs_parsers(commands: Any) -> None:
+    runs = commands.add_parser("runs", help="list the results files of past runs, newest first")
+    runs.add_argument("--rootdir", default=".", help="repository root holding .llmjudge/runs (default .)")
+    runs.set_defaults(handler=_runs)
+
+    show = commands.add_parser("show", help="print the summary of one results file")
+    show.add_argument("results", help="results file (.llmjudge/runs/….json)")
+    show.set_defaults(handler=_show)
+
+    compare = commands.add_parser(
+        "compare",
+        help="compare two runs case by case (paired McNemar, Holm across benchmarks)",
+        description="Compare a candidate run with a baseline run from their results files. Exit status 1 "
+        "when a benchmark regressed significantly and --fail-on regression is given.",
+    )
+    compare.add_argument("baseline", help="results file of the baseline run")
+    compare.add_argument("candidate", help="results file of the candidate run")
+    compare.add_argument("--margin", type=_probability, default=0.05, help="smallest change to detect (0.05)")
+    compare.add_argument("--alpha", type=_probability, default=0.05, help="significance level (0.05)")
+    compare.add_argument("--fail-on", choices=["regression"], help="exit 1 on a significant regression")
+    compare.set_defaults(handler=_compare)
+
+    report = commands.add_parser("report", help="write the HTML report of a results file")
+    report.add_argument("results", help="results file of the run")
+    report.add_argument("--baseline", help="results file of a baseline run, for the flipped cases")
+    report.add_argument("-o", "--output", required=True, help="HTML file to write")
+    report.set_defaults(handler=_report)
