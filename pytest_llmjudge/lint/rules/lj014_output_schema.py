@@ -11,12 +11,10 @@ from ..documents import PromptDocument, is_bullet_start
 from ..rule import PromptRule
 
 VERDICT_FIELDS = ("pass", "reason", "score", "confidence", "uncertain")
-# Sections whose every line talks to the judge; elsewhere only a line that starts with one of
-# these verbs does (a rubric bullet such as "The output returns YAML" is about the candidate).
-_JUDGE_SECTIONS = frozenset({"preamble", "system", "output_instruction"})
-_INSTRUCTION = re.compile(
-    r"^\W*(?:respond|return|reply|answer|format|rate|score|give|provide|produce|write)\b", re.IGNORECASE
-)
+# Sections that talk to the judge; elsewhere only a line that starts with one of these verbs does
+# (a rubric bullet such as "The output returns YAML" is about the candidate).
+_JUDGE_SECTIONS = frozenset({"preamble", "system"})
+_INSTRUCTION = re.compile(r"^\W*(?:respond|return|reply|answer|rate|score)\b", re.IGNORECASE)
 _KEY = re.compile(r"""["'](?P<key>\w+)["']\s*:""")
 _JSON = re.compile(r"\bjson\b", re.IGNORECASE)
 _NEGATED_JSON = re.compile(r"\b(?:no|not|without|never|avoid)\b\W+(?:\w+\W+){0,2}json\b", re.IGNORECASE)
@@ -42,7 +40,8 @@ class OutputSchema(PromptRule):
     Finds instructions to the judge that contradict the verdict it must return: a JSON object
     with `pass` (boolean) and `reason` (50–200 characters), optionally `score`, `confidence` and
     `uncertain`. It reads the SYSTEM section, the text before the first section, the trailing
-    output instruction, and any other line that starts with "Respond", "Return", "Answer", …
+    output instruction, and any other line that starts with "Respond", "Return", "Reply",
+    "Answer", "Rate" or "Score" (rubric bullets describe the candidate output, not the judge's).
     It flags an instruction that spells out other keys or leaves out `pass` or `reason`, that
     asks for a score or a number alone, or that asks for another format (YAML, XML, Markdown,
     plain text, a yes/no word). A prompt with no output instruction is fine: the compiled
@@ -118,7 +117,8 @@ def _instructions(prompt: PromptDocument) -> Iterator[tuple[int, str]]:
         section = starts.get(number, section)
         if not raw.strip() or (section in LIST_SECTIONS and is_bullet_start(raw)):
             continue
-        if (section in _JUDGE_SECTIONS and _mentions_answer(raw)) or _INSTRUCTION.match(raw):
+        addressed = section == "output_instruction" or (section in _JUDGE_SECTIONS and _mentions_answer(raw))
+        if addressed or _INSTRUCTION.match(raw):
             numbers.append(number)
     for number in numbers:
         lines = [prompt.line(number)]
@@ -131,8 +131,5 @@ def _instructions(prompt: PromptDocument) -> Iterator[tuple[int, str]]:
 
 
 def _mentions_answer(raw: str) -> bool:
-    """A line in a section addressed to the judge that is about the form of its answer."""
-    return bool(
-        _INSTRUCTION.match(raw)
-        or re.search(r"\b(?:respond|response|answer|reply|return|output)\b", raw, re.IGNORECASE)
-    )
+    """A line of SYSTEM about the form of the judge's answer ("the output" there is the candidate's)."""
+    return bool(re.search(r"\b(?:respond|response|answer|reply|return|your verdict)\b", raw, re.IGNORECASE))
