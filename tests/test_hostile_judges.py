@@ -173,3 +173,11 @@ def test_a_benchmark_base_url_off_the_run_gets_no_api_key(
     assert [r["auth"] for r in script.requests] == ["Bearer no-key-needed"]
     out = result.stdout.str()
     assert out.count("the API key is not sent there") == 1, out
+
+
+def test_a_json_boolean_verdict_passes_with_one_request(
+    pytester: pytest.Pytester, server: tuple[str, Script]
+) -> None:
+    url, script = server
+    result = run(pytester, url)
+    assert "2 passed" in result.stdout.str() and len(script.requests) == 1
