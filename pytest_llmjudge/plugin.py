@@ -87,6 +87,14 @@ def pytest_configure(config: pytest.Config) -> None:
             state.service.local_model(model)
         except JudgeSetupError as exc:
             raise pytest.UsageError(str(exc)) from None
+    if config.getoption("numprocesses", None) and not hasattr(config, "workerinput"):
+        # An unusable verdict cache is one usage error here, not a crash in every worker.
+        from .judging.service import JudgeSetupError
+
+        try:
+            state.service.check_cache()
+        except JudgeSetupError as exc:
+            raise pytest.UsageError(str(exc)) from None
     from .glue.lint_items import LintPlugin, lint_requested
 
     if lint_requested(config):

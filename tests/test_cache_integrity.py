@@ -80,7 +80,7 @@ cases:
 
 
 @pytest.mark.parametrize("how", ["zeros", "foreign"])
-@pytest.mark.parametrize("args", [[], ["-k", "c0"]], ids=["plain", "-k"])
+@pytest.mark.parametrize("args", [[], ["-k", "c0"], ["-n", "2"]], ids=["plain", "-k", "-n2"])
 def test_a_damaged_cache_is_one_usage_error_in_every_mode(
     pytester: pytest.Pytester, how: str, args: list[str]
 ) -> None:

@@ -267,6 +267,14 @@ class JudgingService:
                 raise JudgeSetupError(f"--llmjudge-cache-path: {exc}") from None
         return self._cache
 
+    def check_cache(self) -> None:
+        """Open and close the verdict cache now, so an unusable file is one ``JudgeSetupError``
+        before any work starts (an xdist controller, before each worker meets it)."""
+        cache = self.verdict_cache()
+        if cache is not None:
+            cache.close()
+            self._cache = None
+
     def _scheduler(self) -> Scheduler[Outcome]:
         if self.scheduler is None:
             from .retries import tally
