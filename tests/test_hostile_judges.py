@@ -8,6 +8,7 @@ import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -78,6 +79,15 @@ class Handler(BaseHTTPRequestHandler):
 
 @pytest.fixture
 def server() -> Iterator[tuple[str, Script]]:
+    yield from serve()
+
+
+@pytest.fixture
+def other_server() -> Iterator[tuple[str, Script]]:
+    yield from serve()
+
+
+def serve() -> Iterator[tuple[str, Script]]:
     script = Script()
     handler = type("ScriptedHandler", (Handler,), {"script": script})
     httpd = ThreadingHTTPServer(("0.0.0.0", 0), handler)  # 127.0.0.2 reaches it too
@@ -181,3 +191,29 @@ def test_a_json_boolean_verdict_passes_with_one_request(
     url, script = server
     result = run(pytester, url)
     assert "2 passed" in result.stdout.str() and len(script.requests) == 1
+
+
+def test_verdicts_of_one_server_never_answer_for_another_serving_the_same_model_name(
+    pytester: pytest.Pytester, server: tuple[str, Script], other_server: tuple[str, Script]
+) -> None:
+    (url_a, a), (url_b, b) = server, other_server
+    b.verdict = {"reason": "server B disagrees", "pass": False}
+    cached = ["-p", "no:cacheprovider", "-p", "no:syrupy", "--llmjudge-model=fake-judge", "benchmarks"]
+    pytester.makeini("[pytest]\n")
+    (pytester.path / "benchmarks").mkdir()
+    (pytester.path / "benchmarks" / "B1.yaml").write_text(BENCHMARK)
+    assert "2 passed" in pytester.runpytest_subprocess(*cached, f"--llmjudge-base-url={url_a}").stdout.str()
+    result = pytester.runpytest_subprocess(*cached, f"--llmjudge-base-url={url_b}")
+    assert len(a.requests) == len(b.requests) == 1  # B was asked, not answered with A's verdict
+    assert "server B disagrees" in result.stdout.str()
+
+
+def test_a_gguf_judge_label_changes_with_the_file_not_just_its_name(tmp_path: Path) -> None:
+    from pytest_llmjudge.judging.models import judge_label
+
+    model = tmp_path / "judge.gguf"
+    model.write_bytes(b"GGUF" + bytes(3 << 20))
+    first = judge_label(f"local:{model}")
+    assert first.startswith("local:judge#")
+    model.write_bytes(b"GGUF" + bytes(3 << 20) + b"retrained")
+    assert judge_label(f"local:{model}") != first
