@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
-from .gates import BenchmarkGate, RubricGate
+from .gates import BenchmarkGate, RubricGate, why
 from .records import CaseRecord
 
 OK, TESTS_FAILED = 0, 1
@@ -15,6 +15,7 @@ OK, TESTS_FAILED = 0, 1
 class ExitDecision:
     status: int
     tolerated: frozenset[str] = frozenset()  # failing case items whose benchmark gate passed
+    reasons: tuple[str, ...] = ()  # why the status is what it is, one line each
 
 
 def decide_exit(
@@ -33,12 +34,50 @@ def decide_exit(
 
     ``status`` is pytest's own exit status; ``broken`` says a benchmark or rubric file did not load.
     """
-    failed_gates = {g.code for g in benchmarks if g.status == "fail"}
+    failed_gates = {g.code for g in benchmarks if g.status in {"fail", "untrusted"}}
+    reasons = [f"gate {g.code} failed: {why(g) or g.status}" for g in benchmarks if g.code in failed_gates]
+    reasons += [f"rubric {g.code} failed: {g.detail}" for g in rubrics if g.status == "fail"]
+    if broken:
+        reasons.append("a benchmark or rubric file did not load (errors above)")
+    if snapshot_failed:
+        reasons.append("compiled judge requests differ from their snapshots (see snapshot report)")
+    if status not in (OK, TESTS_FAILED):
+        reasons.append(f"pytest stopped with exit status {status} (see above)")
     if failed_gates or any(g.status == "fail" for g in rubrics) or broken:
-        return ExitDecision(max(status, TESTS_FAILED))
+        return ExitDecision(max(status, TESTS_FAILED), reasons=tuple(reasons))
     if status != TESTS_FAILED or snapshot_failed:
-        return ExitDecision(status)
-    tolerated = {r.nodeid for r in records if r.result == "fail" and r.benchmark not in failed_gates}
+        return ExitDecision(status, reasons=tuple(reasons))
+    gate_of = {g.code: g for g in benchmarks}
+    tolerated = {
+        r.nodeid
+        for r in records
+        if r.result == "fail"
+        and r.benchmark in gate_of
+        and gate_of[r.benchmark].status in {"pass", "not scored"}
+    }
     if failed_nodeids and set(failed_nodeids) <= tolerated:
-        return ExitDecision(OK, frozenset(tolerated))
-    return ExitDecision(status)
+        failing = sorted({r.benchmark for r in records if r.nodeid in failed_nodeids})
+        for code in failing:
+            gate = gate_of[code]
+            n = sum(1 for r in records if r.benchmark == code and r.nodeid in failed_nodeids)
+            if gate.status == "pass":
+                rate = "-" if gate.pass_rate is None else f"{gate.pass_rate:.1%}"
+                limit = "any failure" if gate.threshold is None else f"{gate.threshold:.0%}"
+                reasons.append(
+                    f"{n} failing case(s) of {code} are within its gate (pass rate {rate}, needs {limit})"
+                )
+            else:
+                reasons.append(
+                    f"{n} failing case(s) of {code} decide nothing: it is not scored (threshold: null)"
+                )
+        return ExitDecision(OK, frozenset(tolerated), tuple(reasons))
+    others = len(set(failed_nodeids) - tolerated)
+    partial = sorted(
+        {g.code for g in benchmarks if g.status == "partial"}
+        & {r.benchmark for r in records if r.nodeid in failed_nodeids}
+    )
+    text = f"{others} failing or erroring item(s)"
+    if partial:
+        text += f" (not every case of {', '.join(partial)} ran, so no gate can tolerate them)"
+    reasons.append(text)
+    return ExitDecision(status, reasons=tuple(reasons))

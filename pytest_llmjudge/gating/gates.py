@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -28,6 +28,19 @@ class BenchmarkGate:
     criticality: str
     weight: float
     parent_rubric: str | None
+    flaky: int = 0  # cases whose repeated samples disagree
+    gate_rule: str = "point"  # point | lower_bound: what must reach the threshold
+    ci_low: float | None = None  # 95% interval of the pass rate (release_gates fills it in)
+    ci_high: float | None = None
+    regression: str = ""  # a significant regression against the baseline that fails this gate
+    override: str | None = None  # a status the calibration decides (``untrusted``, a corrected rate)
+    detail: str = ""
+    collected: int | None = None  # the benchmark's case count at collection (None: not known)
+
+    @property
+    def partial(self) -> bool:
+        """Not every case of the benchmark ran (a node id, ``-k``, ``--lf``)."""
+        return self.collected is not None and self.cases < self.collected
 
     @property
     def verdicts(self) -> int:
@@ -39,15 +52,54 @@ class BenchmarkGate:
 
     @property
     def status(self) -> str:
-        """``pass``, ``fail``, ``not scored`` (null threshold) or ``no verdicts``."""
+        """``pass``, ``fail``, ``partial`` (not every case ran), ``not scored`` (null threshold)
+        or ``no verdicts``. A hard gate fails on any failing case, also in a partial run."""
+        if self.override is not None:
+            return self.override
         if self.criticality == "hard_gate" and self.failed:
             return "fail"
+        if self.regression:
+            return "fail"
+        if self.partial:
+            return "partial"  # the rate of some cases decides nothing
         rate = self.pass_rate
         if rate is None:
             return "no verdicts"
         if self.threshold is None:
             return "pass" if self.criticality == "hard_gate" else "not scored"
+        if self.gate_rule == "lower_bound" and self.ci_low is not None:
+            rate = self.ci_low
         return "pass" if rate + EPSILON >= self.threshold else "fail"
+
+
+def _pct(value: float) -> str:
+    return f"{value:.0%}" if value in (0.0, 1.0) else f"{value:.1%}"
+
+
+def why(gate: BenchmarkGate) -> str:
+    """Why a benchmark's gate has its status, in a few words (the summary's ``detail``)."""
+    status = gate.status
+    if gate.detail:
+        return gate.detail
+    if status == "fail":
+        if gate.regression:
+            return gate.regression
+        if gate.criticality == "hard_gate" and gate.failed:
+            return f"hard gate: {gate.failed} failing case{'s' if gate.failed != 1 else ''}"
+        bound = gate.gate_rule == "lower_bound" and gate.ci_low is not None
+        rate = gate.ci_low if bound else gate.pass_rate
+        measured = "95% lower bound" if bound else "pass rate"
+        if rate is not None and gate.threshold is not None:
+            return f"{measured} {_pct(rate)} below {_pct(gate.threshold)}"
+    if status == "partial":
+        return f"{gate.cases} of {gate.collected} cases ran: the gate needs all"
+    if status == "no verdicts":
+        if gate.errors:
+            return f"{gate.errors} judge error{'s' if gate.errors != 1 else ''}, no verdict"
+        return "no cases" if not gate.cases else "no case judged"
+    if status == "not scored":
+        return "threshold: null"
+    return ""
 
 
 @dataclass(frozen=True)
@@ -61,29 +113,36 @@ class RubricGate:
     detail: str = ""
 
 
-def benchmark_gates(records: Iterable[CaseRecord]) -> list[BenchmarkGate]:
-    """One gate per benchmark, in first-seen order."""
+def benchmark_gates(
+    records: Iterable[CaseRecord], collected: Mapping[str, int] | None = None
+) -> list[BenchmarkGate]:
+    """One gate per benchmark, in first-seen order, from the cases that ran. ``collected`` maps a
+    benchmark code to its case count at collection: fewer cases in ``records`` make it partial.
+    A benchmark without cases has one record with an empty case id (so it is listed): 0 cases."""
     grouped: dict[str, list[CaseRecord]] = {}
     for record in records:
         grouped.setdefault(record.benchmark, []).append(record)
     gates = []
     for code, items in grouped.items():
         first = items[0]
-        count = {r: sum(1 for i in items if i.result == r) for r in ("pass", "fail", "error", "skip")}
+        cases = [i for i in items if i.case]
+        count = {r: sum(1 for i in cases if i.result == r) for r in ("pass", "fail", "error", "skip")}
         gates.append(
             BenchmarkGate(
                 code=code,
                 label=first.label,
-                cases=len(items),
+                cases=len(cases),
                 passed=count["pass"],
                 failed=count["fail"],
                 errors=count["error"],
                 skipped=count["skip"],
                 review=sum(1 for i in items if i.uncertain),
+                flaky=sum(1 for i in items if i.flaky),
                 threshold=first.threshold,
                 criticality=first.criticality,
                 weight=first.weight,
                 parent_rubric=first.parent_rubric,
+                collected=None if collected is None else collected.get(code),
             )
         )
     return gates

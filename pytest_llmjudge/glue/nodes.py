@@ -16,7 +16,7 @@ from ..compile.request import CompiledRequest, compile_case, compile_rubric
 from ..compile.sections import sections_for
 from ..compile.snapshot import factor, snapshot_diff
 from ..judging.verdict import Outcome
-from ..reporting.failures import CaseFailed, JudgeErrored, failure_text
+from ..reporting.failures import CaseFailed, JudgeErrored, failure_report
 from ..suite import files as spec
 from ..suite.errors import SpecError, display_path
 from ..suite.prompt_file import PromptSections
@@ -63,17 +63,36 @@ class BenchmarkNode(pytest.Collector):
     def collect(self) -> Iterator[pytest.Item]:
         state = _state(self.config)
         style = state.prompt_style(self.benchmark)
+        state.case_counts[self.benchmark.code] = len(self.benchmark.cases)
         requests = {}
         for case in self.benchmark.cases:
             requests[case.id] = compile_case(self.benchmark, self.sections, case, style)
         items: list[pytest.Item] = [PromptItem.from_parent(self, name=PROMPT_ITEM, requests=requests)]
         for case in self.benchmark.cases:
             items.append(CaseItem.from_parent(self, name=case.id, case=case, request=requests[case.id]))
+        items += calibration_items(self, style, items)
         state.start_early(items)
         yield from items
 
     def reportinfo(self) -> tuple[Path, int, str]:
         return self.path, self.benchmark.location.line - 1, self.benchmark.code
+
+
+def calibration_items(node: BenchmarkNode, style: str, case_items: list[pytest.Item]) -> list[pytest.Item]:
+    """The calibration items of ``node``'s benchmark (``calibration::<id>``); they and the labelled
+    ``case_items`` get a keyword, so ``-k llmjudge_labelled`` selects every labelled case."""
+    from .calibration_items import CALIBRATION_PREFIX, LABELLED_KEYWORD, CalibrationItem
+
+    benchmark = node.benchmark
+    items: list[pytest.Item] = []
+    for case in benchmark.calibration_cases:
+        request = compile_case(benchmark, node.sections, case, style)
+        name = f"{CALIBRATION_PREFIX}{case.id}"
+        items.append(CalibrationItem.from_parent(node, name=name, case=case, request=request))
+    for item in [*case_items, *items]:
+        if isinstance(item, CaseItem) and item.case.spec.label is not None:
+            item.extra_keyword_matches.add(LABELLED_KEYWORD)
+    return items
 
 
 class SnapshotMismatch(Exception):
@@ -179,7 +198,7 @@ class CaseItem(pytest.Item):
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
         if isinstance(excinfo.value, CaseFailed | JudgeErrored):
-            return failure_text(
+            return failure_report(
                 self.benchmark, self.case, self.request, excinfo.value.outcome, self.sections_excerpt()
             )
         return super().repr_failure(excinfo)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Generator
 from dataclasses import asdict, dataclass, field
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -28,10 +29,13 @@ class RunState:
     config: pytest.Config
     settings: RunSettings
     codes: dict[str, str] = field(default_factory=dict)
+    case_counts: dict[str, int] = field(default_factory=dict)  # cases per benchmark, as collected
     records: list[CaseRecord] = field(default_factory=list)
     failed_nodeids: set[str] = field(default_factory=set)
     tolerated_failures: frozenset[str] = frozenset()
+    exit_reasons: tuple[str, ...] = ()  # why the exit status is what it is (gating.exit_status)
     benchmark_results: list[BenchmarkGate] = field(default_factory=list)
+    calibrations: list[Any] = field(default_factory=list)  # BenchmarkCalibration, one per benchmark
     rubric_results: list[RubricGate] = field(default_factory=list)
     rubric_errors: list[str] = field(default_factory=list)
     session: pytest.Session | None = None
@@ -49,6 +53,7 @@ class RunState:
     def service(self) -> JudgingService:
         """The judging service, created on first use (plain pytest runs never import it)."""
         if self._service is None:
+            from ..gating.repeats import combine_outcomes
             from ..judging.service import JudgingService
 
             self._service = JudgingService(
@@ -56,6 +61,7 @@ class RunState:
                 self.config.rootpath,
                 lambda: self.config.hook.pytest_llmjudge_model(config=self.config),
                 self._status_line,
+                combine=partial(combine_outcomes, settings=self.settings),
             )
         return self._service
 
@@ -214,11 +220,15 @@ class RunState:
         self.close()
         if is_worker(self.config) or not self.records:
             return
+        from ..gating.calibration_run import CALIBRATION_FOLDER, apply_calibration, calibrate, gated_records
         from ..gating.exit_status import decide_exit
         from ..gating.gates import benchmark_gates, rubric_gates
         from ..reporting.review import write_review_file
+        from .run_results import release_gates, write_run_results
 
-        self.benchmark_results = benchmark_gates(self.records)
+        self.calibrations = calibrate(self.records, self.config.rootpath / CALIBRATION_FOLDER)
+        gates = benchmark_gates(gated_records(self.records), self.case_counts or None)
+        self.benchmark_results = apply_calibration(release_gates(self, gates), self.calibrations)
         rubrics, self.rubric_errors = load_rubrics(self.config)
         self.rubric_results = rubric_gates(rubrics, self.benchmark_results)
         write_review_file(self.config.rootpath / self.settings.review_file, self.records)
@@ -232,23 +242,23 @@ class RunState:
             records=self.records,
         )
         self.tolerated_failures = decision.tolerated
+        self.exit_reasons = decision.reasons
         session.exitstatus = decision.status
+        write_run_results(self, session)
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if not self.benchmark_results:
             return
-        from ..reporting.summary import Stats, benchmark_table, rubric_table
+        from ..reporting.summary import GateSummary, Stats, exit_lines, shorten
 
         write = terminalreporter.write_line
         terminalreporter.section("llmjudge gates")
-        for line in benchmark_table(self.benchmark_results):
+        for line in GateSummary(self.benchmark_results, self.rubric_results).lines:
             write(line)
-        if self.rubric_results:
-            write("")
-            for line in rubric_table(self.rubric_results):
-                write(line)
-        for error in self.rubric_errors:
-            write(error, red=True)
+        from ..gating.calibration_run import calibration_summary
+
+        for line in calibration_summary(self.calibrations):
+            write(line)
         write_errors = self._service.cache_write_errors if self._service else []
         write("")
         write(Stats.from_records(self.records, write_errors).line())
@@ -258,13 +268,14 @@ class RunState:
         if review:
             write(f"needs human review ({len(review)}, listed in {self.settings.review_file}):", yellow=True)
             for r in review:
-                write(f"  {r.benchmark}::{r.case} at {r.location}: {r.reason}")
-        if self.tolerated_failures:
-            write(
-                f"exit status 0: {len(self.tolerated_failures)} failing case(s) are within their "
-                "benchmark's threshold (shown above and in JUnit); gates decide the exit status.",
-                yellow=True,
-            )
+                write(f"  {r.benchmark}::{r.case} at {r.location}: {shorten(r.reason)}")
+        from .run_results import summary_lines
+
+        for line, markup in summary_lines(self):
+            write(line, **markup)
+        status = int(self.session.exitstatus) if self.session is not None else 0  # as decided
+        for line in exit_lines(status, self.exit_reasons):
+            write(line, red=status != 0, green=status == 0)
 
 
 def load_rubrics(config: pytest.Config) -> tuple[list[Any], list[str]]:

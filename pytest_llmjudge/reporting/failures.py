@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from ..judging.verdict import Outcome
+from .summary import shorten
 
 if TYPE_CHECKING:
     from ..compile.request import CompiledRequest
@@ -64,3 +66,51 @@ def failure_text(
     if rubric_excerpt:
         lines += ["rubric:", *[f"  {line}" for line in rubric_excerpt]]
     return "\n".join(lines)
+
+
+@dataclass(frozen=True)
+class Crash:
+    message: str
+
+
+@dataclass(frozen=True)
+class FailureReport:
+    """A failing or erroring case as pytest shows it: the full text in JUnit (``str``), the text
+    with long reasons cut in the terminal (``toterminal``), and the verdict reason as the one-line
+    message of the short summary and of JUnit's ``message`` attribute (``reprcrash``)."""
+
+    text: str
+    short_text: str
+    message: str
+
+    @property
+    def reprcrash(self) -> Crash:
+        return Crash(self.message)
+
+    def toterminal(self, tw: Any) -> None:
+        for line in self.short_text.splitlines():
+            tw.line(line)
+
+    def __str__(self) -> str:
+        return self.text
+
+
+def failure_report(
+    benchmark: Benchmark,
+    case: Case,
+    request: CompiledRequest,
+    outcome: Outcome,
+    rubric_excerpt: Sequence[str],
+) -> FailureReport:
+    text = failure_text(benchmark, case, request, outcome, rubric_excerpt)
+    if outcome.failure is not None:
+        message = f"judge ERROR ({outcome.failure.kind}): {outcome.failure.message}"
+    else:
+        verdict = outcome.verdict
+        assert verdict is not None
+        head = "uncertain, needs review" if verdict.uncertain else "FAIL"
+        message = f"{head}: {verdict.reason}"
+    short_text = "\n".join(
+        shorten(line) if line.startswith(("reason: ", "judge ERROR")) else line for line in text.splitlines()
+    )
+    return FailureReport(text, short_text, shorten(message))

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from ..gating.gates import BenchmarkGate, RubricGate
+from ..gating.gates import BenchmarkGate, RubricGate, why
 from ..gating.records import CaseRecord
 
 
@@ -22,26 +22,30 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
     return [line(header), line(["-" * w for w in widths]), *[line(r) for r in rows]]
 
 
+def _failed(g: BenchmarkGate) -> str:
+    return f"{g.failed} ({g.review} uncertain)" if g.review else str(g.failed)
+
+
 def benchmark_table(gates: Sequence[BenchmarkGate]) -> list[str]:
+    """One row per benchmark. ``failed`` counts uncertain verdicts too (they fail and are listed
+    for human review); pass rate and threshold are both percentages; ``detail`` says why."""
     rows = [
         [
             g.code,
             str(g.cases),
             str(g.passed),
-            str(g.failed),
+            _failed(g),
             str(g.errors),
-            str(g.review),
             _pct(g.pass_rate),
-            "-" if g.threshold is None else f"{g.threshold:g}",
+            "-" if g.threshold is None else _pct(g.threshold),
+            "hard" if g.criticality == "hard_gate" else "threshold",
             g.status.upper() if g.status in {"pass", "fail"} else g.status,
-            "hard" if g.criticality == "hard_gate" else "",
+            why(g),
         ]
         for g in gates
     ]
-    return _table(
-        ["benchmark", "cases", "passed", "failed", "errors", "review", "pass rate", "threshold", "gate", ""],
-        rows,
-    )
+    header = ["benchmark", "cases", "passed", "failed", "errors", "pass rate", "threshold", "kind", "gate"]
+    return _table([*header, "detail"], rows)
 
 
 def rubric_table(gates: Sequence[RubricGate]) -> list[str]:
@@ -57,6 +61,51 @@ def rubric_table(gates: Sequence[RubricGate]) -> list[str]:
         for g in gates
     ]
     return _table(["rubric", "aggregation", "score", "threshold", "gate", "detail"], rows)
+
+
+@dataclass(frozen=True)
+class GateSummary:
+    """The ``llmjudge gates`` section of the terminal summary, as data (see ``lines``)."""
+
+    benchmarks: Sequence[BenchmarkGate]
+    rubrics: Sequence[RubricGate] = ()
+    judge_line: str = ""
+    review_file: str = ""
+    review: Sequence[CaseRecord] = ()
+    exit_status: int | None = None
+    reasons: Sequence[str] = ()
+
+    @property
+    def lines(self) -> list[str]:
+        lines = benchmark_table(self.benchmarks)
+        if self.rubrics:
+            lines += ["", *rubric_table(self.rubrics)]
+        if self.judge_line:
+            lines += ["", self.judge_line]
+        if self.review:
+            lines.append(f"needs human review ({len(self.review)}, listed in {self.review_file}):")
+            lines += [f"  {r.benchmark}::{r.case} at {r.location}: {shorten(r.reason)}" for r in self.review]
+        if self.exit_status is not None:
+            lines += exit_lines(self.exit_status, self.reasons)
+        return lines
+
+
+def exit_lines(status: int, reasons: Sequence[str]) -> list[str]:
+    """``exit status N`` and why, one reason a line."""
+    if not reasons:
+        return [f"exit status {status}"]
+    if len(reasons) == 1:
+        return [f"exit status {status}: {reasons[0]}"]
+    return [f"exit status {status}:", *[f"  - {r}" for r in reasons]]
+
+
+LIMIT = 300
+
+
+def shorten(text: str, limit: int = LIMIT) -> str:
+    """``text`` cut to ``limit`` characters with "…" (the terminal; JUnit and files keep it all)."""
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
 @dataclass

@@ -1,0 +1,50 @@
+"""Gates that say what they measured, exit statuses that say why, and output people can read."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import scipy.stats  # noqa: F401  (gate statistics import them in pytester runs: load them once)
+import statsmodels.stats.proportion  # noqa: F401
+
+from tests.test_judging import bench, gate_row, project, run, write
+
+__all__ = ["project"]  # the fixture, shared with test_judging
+
+pytestmark = pytest.mark.filterwarnings("ignore::pytest.PytestUnknownMarkWarning")
+
+
+def review_cases(pytester: pytest.Pytester) -> list[str]:
+    data = json.loads((pytester.path / ".llmjudge/review.json").read_text())
+    return [f"{c['benchmark']}::{c['case']}" for c in data["cases"]]
+
+
+def test_partial_run_updates_only_its_entries_in_the_review_file(project: pytest.Pytester) -> None:
+    write(project, {"benchmarks/B1.yaml": bench("B1", ["PASS", "UNCERTAIN", "UNCERTAIN"])})
+    write(project, {"benchmarks/B2.yaml": bench("B2", ["UNCERTAIN"])})
+    run(project)
+    assert review_cases(project) == ["B1::c1", "B1::c2", "B2::c0"]
+    run(project, "-k", "B2")
+    assert review_cases(project) == ["B1::c1", "B1::c2", "B2::c0"]
+    write(project, {"benchmarks/B1.yaml": bench("B1", ["PASS", "PASS", "UNCERTAIN"])})
+    run(project, "-k", "B1 and c1")  # c1 is decided now: only its entry goes
+    assert review_cases(project) == ["B1::c2", "B2::c0"]
+
+
+def test_partial_selection_makes_a_partial_gate_that_does_not_decide_the_exit(
+    project: pytest.Pytester,
+) -> None:
+    # 3 of 4 pass: the gate at 0.75 passes on the full run
+    write(project, {"benchmarks/B1.yaml": bench("B1", ["PASS", "PASS", "PASS", "FAIL"], threshold=0.75)})
+    assert run(project).ret == 0
+    result = project.runpytest_inprocess(
+        "benchmarks/B1.yaml::B1::c3", "-p", "no:syrupy", "-p", "no:cacheprovider"
+    )
+    row = gate_row(result, "B1")
+    assert "partial" in row and "1 of 4 cases" in row
+    assert "0%" in row  # computed from the selected case
+    assert result.ret == 1  # the failing case decides, not a gate computed from 1 case
+    result = run(project, "-k", "c0 or c1")
+    assert "partial" in gate_row(result, "B1")
+    assert result.ret == 0
