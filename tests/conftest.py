@@ -6,13 +6,18 @@ import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy  # noqa: F401
 import pydantic_ai.models
 import pytest
+import scipy.stats  # noqa: F401
+import statsmodels.stats.proportion  # noqa: F401
 import yaml  # noqa: F401
 
 # Imported here, once: pytester's in-process runs unload the modules first imported inside
 # them, and a re-imported ``yaml`` would no longer recognise the nodes of libyaml's C loader
-# (a C extension is never re-imported), so the second run recursed forever in yamlsrc.
+# (a C extension is never re-imported), so the second run recursed forever in yamlsrc. numpy
+# refuses a second import in one process outright; scipy and statsmodels bring it in with them
+# when a run computes a baseline comparison or a calibration.
 
 # No test may reach a real model provider.
 pydantic_ai.models.ALLOW_MODEL_REQUESTS = False
