@@ -178,7 +178,7 @@ def mcnemar_exact_p(b: int, c: int) -> float:
     """Two-sided exact McNemar p-value: the discordant pairs against a fair coin; 1.0 without any."""
     if b + c == 0:
         return 1.0
-    from scipy.stats import binomtest
+    from scipy.stats import binomtest  # type: ignore[import-untyped]
 
     return float(binomtest(b, b + c, 0.5, alternative="two-sided").pvalue)
 
