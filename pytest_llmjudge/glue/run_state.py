@@ -217,6 +217,9 @@ class RunState:
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        from .report_index import index_teardown_reports
+
+        index_teardown_reports(self.config.pluginmanager.get_plugin("terminalreporter"))
         self.close()
         if is_worker(self.config) or not self.records:
             return
