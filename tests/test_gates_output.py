@@ -48,3 +48,53 @@ def test_partial_selection_makes_a_partial_gate_that_does_not_decide_the_exit(
     result = run(project, "-k", "c0 or c1")
     assert "partial" in gate_row(result, "B1")
     assert result.ret == 0
+
+
+RUBRIC = """\
+code: R
+label: Rubric
+aggregation_method: {method}
+passing_threshold: 0.5
+benchmarks:
+  - B1
+  - B9
+"""
+
+
+def test_rubric_file_errors_are_collection_errors(project: pytest.Pytester) -> None:
+    write(project, {"benchmarks/B1.yaml": bench("B1", ["PASS"], threshold=0.5)})
+    write(project, {"rubrics/R.yaml": RUBRIC.format(method="AVERAGE").replace("  - B9\n", "")})
+    result = run(project)
+    result.stdout.fnmatch_lines(
+        [
+            "*ERROR collecting rubrics/R.yaml*",
+            "rubrics/R.yaml:3:*aggregation_method*",
+            "*short test summary info*",
+            "ERROR rubrics/R.yaml*",
+            "*2 passed, 1 error*",
+        ]
+    )
+    assert result.ret == 1
+
+
+def test_rubric_and_parent_rubric_references_must_exist(project: pytest.Pytester) -> None:
+    write(project, {"benchmarks/B1.yaml": bench("B1", ["PASS"], threshold=0.5, parent_rubric="Q")})
+    write(project, {"benchmarks/B2.yaml": bench("B2", ["PASS"], threshold=0.5, parent_rubric="R")})
+    write(project, {"rubrics/R.yaml": RUBRIC.format(method="MEAN")})
+    result = project.runpytest_inprocess("benchmarks/B1.yaml", "-p", "no:syrupy", "-p", "no:cacheprovider")
+    out = result.stdout.str()
+    assert "rubrics/R.yaml:7:5: benchmarks[1]: no benchmark 'B9' in the suite" in out
+    assert "benchmarks/B1.yaml:6:1: parent_rubric: no rubric 'Q'" in out
+    assert "benchmarks/B2.yaml:6:1: parent_rubric: rubric 'R' does not list B2" not in out  # not run
+    assert "no benchmark 'B2'" not in out  # B2 exists, though this run did not collect it
+    assert result.ret == 1
+
+
+def test_rubric_guidelines_may_hold_special_instructions(project: pytest.Pytester) -> None:
+    write(project, {"benchmarks/B1.yaml": bench("B1", ["PASS"], threshold=0.5)})
+    rubric = RUBRIC.format(method="MEAN").replace("  - B9\n", "")
+    rubric += "evaluation_guidelines:\n  focus_areas: [dose]\n  special_instructions: Read the chart first.\n"
+    write(project, {"rubrics/R.yaml": rubric})
+    result = run(project)
+    assert "PASS" in gate_row(result, "R")
+    assert result.ret == 0

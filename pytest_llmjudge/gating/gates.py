@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING
 from .records import CaseRecord
 
 if TYPE_CHECKING:
-    from ..suite.files import RubricSpec
+    from ..suite.errors import Location, SpecError
+    from ..suite.files import Rubric, RubricSpec
 
 EPSILON = 1e-9
 
@@ -206,3 +207,47 @@ def rubric_gates(rubrics: Iterable[RubricSpec], benchmarks: list[BenchmarkGate])
         for r in rubrics
         if any(m in by_code for m in r.benchmarks)  # else none of its benchmarks ran: not this run's
     ]
+
+
+def reference_errors(
+    rubrics: Iterable[Rubric], codes: Iterable[str], parents: Mapping[str, tuple[str, Location]]
+) -> list[SpecError]:
+    """Rubrics listing a benchmark that does not exist, and ``parent_rubric`` values naming a
+    rubric that does not exist or does not list the benchmark, each at its own line.
+
+    ``codes``: every benchmark of the suite; ``parents``: benchmark code -> (parent rubric, where).
+    """
+    from ..suite.errors import SpecError, nearest
+
+    known = set(codes)
+    by_code = {r.spec.code: r for r in rubrics}
+    errors = []
+    for rubric in by_code.values():
+        for i, member in enumerate(rubric.spec.benchmarks):
+            if member in known:
+                continue
+            where = rubric.benchmark_locations[i] if i < len(rubric.benchmark_locations) else rubric.location
+            guess = nearest(member, known)
+            errors.append(
+                SpecError(
+                    where,
+                    f"benchmarks[{i}]",
+                    f"no benchmark '{member}' in the suite",
+                    f"did you mean '{guess}'?" if guess else "list the code of an existing benchmark",
+                )
+            )
+    for code, (parent, where) in parents.items():
+        if parent not in by_code:
+            guess = nearest(parent, by_code)
+            hint = f"did you mean '{guess}'?" if guess else "name a rubric of the rubrics folder, or null"
+            errors.append(SpecError(where, "parent_rubric", f"no rubric '{parent}'", hint))
+        elif code not in by_code[parent].spec.benchmarks:
+            errors.append(
+                SpecError(
+                    where,
+                    "parent_rubric",
+                    f"rubric '{parent}' does not list {code} in its benchmarks",
+                    f"add {code} to the benchmarks of {parent} ({by_code[parent].location})",
+                )
+            )
+    return errors

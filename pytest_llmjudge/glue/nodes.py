@@ -64,6 +64,9 @@ class BenchmarkNode(pytest.Collector):
         state = _state(self.config)
         style = state.prompt_style(self.benchmark)
         state.case_counts[self.benchmark.code] = len(self.benchmark.cases)
+        if self.benchmark.spec.parent_rubric and self.benchmark.parent_rubric_location is not None:
+            parent = (self.benchmark.spec.parent_rubric, self.benchmark.parent_rubric_location)
+            state.parent_rubrics[self.benchmark.code] = parent
         requests = {}
         for case in self.benchmark.cases:
             requests[case.id] = compile_case(self.benchmark, self.sections, case, style)

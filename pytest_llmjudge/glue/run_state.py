@@ -38,6 +38,7 @@ class RunState:
     calibrations: list[Any] = field(default_factory=list)  # BenchmarkCalibration, one per benchmark
     rubric_results: list[RubricGate] = field(default_factory=list)
     rubric_errors: list[str] = field(default_factory=list)
+    parent_rubrics: dict[str, tuple[str, Any]] = field(default_factory=dict)  # code -> (rubric, where)
     session: pytest.Session | None = None
     benchmark_files: set[str] = field(default_factory=set)
     collect_failures: set[str] = field(default_factory=set)
@@ -232,7 +233,7 @@ class RunState:
         self.calibrations = calibrate(self.records, self.config.rootpath / CALIBRATION_FOLDER)
         gates = benchmark_gates(gated_records(self.records), self.case_counts or None)
         self.benchmark_results = apply_calibration(release_gates(self, gates), self.calibrations)
-        rubrics, self.rubric_errors = load_rubrics(self.config)
+        rubrics, self.rubric_errors = self.rubric_files_as_errors()
         self.rubric_results = rubric_gates(rubrics, self.benchmark_results)
         write_review_file(self.config.rootpath / self.settings.review_file, self.records)
         decision = decide_exit(
@@ -248,6 +249,21 @@ class RunState:
         self.exit_reasons = decision.reasons
         session.exitstatus = decision.status
         write_run_results(self, session)
+
+    def rubric_files_as_errors(self) -> tuple[list[Any], list[str]]:
+        """The run's rubrics; files that do not load, and references to benchmarks or rubrics that
+        do not exist, are reported as collection errors (``ERROR collecting <file>``)."""
+        from ..gating.gates import reference_errors
+
+        rubrics, failures = rubric_files(self.config)
+        codes = suite_codes(self.config) | set(self.codes)
+        failures += [
+            (e.location.path, e.render()) for e in reference_errors(rubrics, codes, self.parent_rubrics)
+        ]
+        for path, text in failures:
+            report = pytest.CollectReport(path, "failed", text, [])
+            self.config.hook.pytest_collectreport(report=report)
+        return [r.spec for r in rubrics], [text for _, text in failures]
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if not self.benchmark_results:
@@ -283,6 +299,12 @@ class RunState:
 
 def load_rubrics(config: pytest.Config) -> tuple[list[Any], list[str]]:
     """The rubric files of the run (ini ``llmjudge_rubrics``), and errors of those that don't load."""
+    rubrics, failures = rubric_files(config)
+    return [r.spec for r in rubrics], [text for _, text in failures]
+
+
+def rubric_files(config: pytest.Config) -> tuple[list[Any], list[tuple[str, str]]]:
+    """The loaded rubric files (``suite.files.Rubric``) and (display path, error) of the others."""
     from ..suite.errors import SpecError, display_path
     from ..suite.files import load_rubric
 
@@ -291,11 +313,40 @@ def load_rubrics(config: pytest.Config) -> tuple[list[Any], list[str]]:
         return [], []
     rubrics, errors = [], []
     for path in sorted(folder.rglob("*.y*ml")):
+        display = display_path(path, config.rootpath)
         try:
-            rubrics.append(load_rubric(path, display_path(path, config.rootpath)).spec)
+            rubrics.append(load_rubric(path, display))
         except SpecError as error:
-            errors.append(error.render())
+            errors.append((display, error.render()))
     return rubrics, errors
+
+
+_NOT_SUITE = {"node_modules", "site-packages", "venv"}
+
+
+def suite_codes(config: pytest.Config) -> set[str]:
+    """The codes of every benchmark file below the rootdir's benchmark folders (read, not parsed:
+    a rubric may list benchmarks this run did not collect)."""
+    import os
+    import re
+    from pathlib import Path
+
+    from ..suite.detect import is_benchmark_file
+
+    folders = list(config.getini("llmjudge_paths"))
+    codes = set()
+    for top, dirs, names in os.walk(config.rootpath):
+        dirs[:] = [d for d in dirs if not d.startswith((".", "_")) and d not in _NOT_SUITE]
+        for name in names:
+            path = Path(top) / name
+            if not is_benchmark_file(path, folders, config.rootpath):
+                continue
+            try:
+                found = re.search(r"^code:\s*['\"]?([^\s'\"#]+)", path.read_text(encoding="utf-8"), re.M)
+            except (OSError, UnicodeDecodeError):
+                continue
+            codes.add(found.group(1) if found else path.stem)
+    return codes
 
 
 def _syrupy_failed(config: pytest.Config) -> bool:
