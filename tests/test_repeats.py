@@ -89,7 +89,9 @@ def test_cases_whose_samples_disagree_are_listed_as_flaky(flip_suite: Suite) -> 
     cases = {c["id"]: c for c in data["benchmarks"][0]["cases"]}
     assert {i for i, c in cases.items() if c["flaky"]} == {"flip-two", "flip-four"}
     assert cases["flip-two"]["stability"] == pytest.approx(0.6)
-    assert [s["pass"] for s in cases["flip-two"]["samples"]] == [True, False, True, False, True]
+    samples = cases["flip-two"]["samples"]  # judged concurrently: which index got which call varies
+    assert [s["index"] for s in samples] == [0, 1, 2, 3, 4]
+    assert sorted(s["pass"] for s in samples) == [False, False, True, True, True]
     assert data["benchmarks"][0]["gate"]["flaky"] == 2
     assert data["totals"]["flaky"] == 2
     assert data["benchmarks"][0]["gate"]["interval_method"] == "cluster"

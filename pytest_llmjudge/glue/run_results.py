@@ -11,14 +11,33 @@ import subprocess
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import pytest
 
 if TYPE_CHECKING:
-    from ..gating.gates import BenchmarkGate
+    from ..gating.gates import BenchmarkGate, RubricGate
+    from ..gating.records import CaseRecord
     from ..gating.statistics import Comparison, RateInterval
-    from .run_state import RunState
+    from ..suite.settings import RunSettings
+
+
+class RunState(Protocol):
+    """What this module reads of the run state."""
+
+    @property
+    def config(self) -> pytest.Config: ...
+    @property
+    def settings(self) -> RunSettings: ...
+    @property
+    def records(self) -> list[CaseRecord]: ...
+    @property
+    def benchmark_results(self) -> list[BenchmarkGate]: ...
+    @property
+    def rubric_results(self) -> list[RubricGate]: ...
+    @property
+    def calibrations(self) -> list[Any]: ...
+
 
 STARTED = pytest.StashKey[datetime]()
 RESULTS = pytest.StashKey["RunResults"]()
@@ -127,7 +146,7 @@ def write_run_results(state: RunState, session: pytest.Session) -> None:
             "baseline": settings.baseline,
         },
     )
-    rubrics, _ = _rubric_members(state)
+    rubrics = _rubric_members(state.config)
     data = build_results(
         info,
         state.records,
@@ -158,11 +177,20 @@ def write_run_results(state: RunState, session: pytest.Session) -> None:
             results.errors.append(f"--llmjudge-html: cannot write {html}: {error}")
 
 
-def _rubric_members(state: RunState) -> tuple[dict[str, list[str]], list[str]]:
-    from .run_state import load_rubrics
+def _rubric_members(config: pytest.Config) -> dict[str, list[str]]:
+    """Rubric code → its benchmarks, from the rubric files that load (the gates report the others)."""
+    from ..suite.errors import SpecError, display_path
+    from ..suite.files import load_rubric
 
-    rubrics, errors = load_rubrics(state.config)
-    return {r.code: list(r.benchmarks) for r in rubrics}, errors
+    folder = config.rootpath / str(config.getini("llmjudge_rubrics"))
+    members = {}
+    for path in sorted(folder.rglob("*.y*ml")) if folder.is_dir() else []:
+        try:
+            rubric = load_rubric(path, display_path(path, config.rootpath)).spec
+        except SpecError:
+            continue
+        members[rubric.code] = list(rubric.benchmarks)
+    return members
 
 
 def _flips(baseline: dict[str, Any], state: RunState) -> list[dict[str, str]]:
