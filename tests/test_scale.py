@@ -45,3 +45,42 @@ def test_the_failure_summary_scans_the_passed_reports_once_not_once_per_failure(
     out = result.stdout.str()
     assert out.count("verdict: FAIL") == 6, out
     assert "passed-report scans: 1" in out, out
+
+
+GETREPR_COUNTING = """
+import _pytest._code.code as _code
+
+_FORMATTED = []
+_getrepr = _code.ExceptionInfo.getrepr
+
+
+def _counted(self, *args, **kwargs):
+    _FORMATTED.append(1)
+    return _getrepr(self, *args, **kwargs)
+
+
+_code.ExceptionInfo.getrepr = _counted
+
+
+def pytest_terminal_summary(terminalreporter):
+    terminalreporter.write_line(f"tracebacks formatted: {len(_FORMATTED)}")
+"""
+
+
+def test_a_judge_error_formats_no_traceback(pytester: pytest.Pytester) -> None:
+    """A replay miss (or any judge ERROR) is its own short text: formatting pytest's traceback for
+    it first cost 0.2 s per error, 55 s for 300 misses."""
+    pytester.makeini("[pytest]\n")
+    pytester.makeconftest(JUDGE_CONFTEST + GETREPR_COUNTING)
+    cases = "".join(f"  - {{id: c{i}, source_narrative: n, candidate_output: o{i}}}\n" for i in range(5))
+    (pytester.path / "benchmarks").mkdir()
+    (pytester.path / "benchmarks" / "B1.yaml").write_text(
+        "code: B1\nconcept: c\ninclusion_criteria: Apply always. Flag if wrong.\nthreshold: 0.1\ncases:\n"
+        + cases
+    )
+    result = pytester.runpytest_subprocess(
+        "-p", "no:cacheprovider", "-p", "no:syrupy", "--llmjudge-cache=replay", "benchmarks"
+    )
+    out = result.stdout.str()
+    assert out.count("\njudge ERROR (cache-miss)") == 5, out
+    assert "tracebacks formatted: 0" in out, out

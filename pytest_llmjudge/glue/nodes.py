@@ -206,6 +206,13 @@ class CaseItem(pytest.Item):
             )
         return super().repr_failure(excinfo)
 
+    def _repr_failure_py(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
+        # pytest formats a setup error (a judge ERROR) as a traceback, at 0.1-0.3 s each, before
+        # the report shows this item's own text instead: give the text at once.
+        if isinstance(excinfo.value, JudgeErrored):
+            return self.repr_failure(excinfo)
+        return super()._repr_failure_py(excinfo, style)
+
     def sections_excerpt(self) -> list[str]:
         sections: PromptSections = self.parent.sections  # type: ignore[union-attr]
         lines = [sections.automatic_fail_header] + [f"- {b.text}" for b in sections.automatic_fail]
