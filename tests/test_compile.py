@@ -298,15 +298,14 @@ def assert_plain(result: pytest.RunResult) -> None:
 def test_repo_example_requests_match_their_committed_snapshots(suite: Suite) -> None:
     for folder in ["benchmarks", "evaluators", "data", "rubrics"]:
         shutil.copytree(REPO / folder, suite.root / folder)
+    # A-FMT1 (code) and NONE (manual_sme) send no request: no snapshot
     assert sorted(p.name for p in (suite.root / "benchmarks").rglob("*.ambr")) == [
-        "A-FMT1.ambr",
         "A-MED1.ambr",
         "A-NEG1.ambr",
         "A-VIT1.ambr",
-        "NONE.ambr",
     ]
     result = suite.run("benchmarks", "-k", "prompt", syrupy=True)
-    result.stdout.fnmatch_lines(["5 snapshots passed."])
+    result.stdout.fnmatch_lines(["3 snapshots passed."])
     result.assert_outcomes(passed=4, skipped=1, deselected=10)
     assert result.ret == 0
 
@@ -368,22 +367,13 @@ def test_changed_prompt_file_shows_a_readable_diff_until_accepted(suite: Suite) 
     assert result.ret == 0
 
 
-def test_changed_case_shows_in_the_diff(suite: Suite) -> None:
+def test_changed_case_data_is_not_a_snapshot_change(suite: Suite) -> None:
     greeting_suite(suite)
     path = suite.root / "benchmarks/a/A-P2.yaml"
     path.write_text(path.read_text().replace("greeting hi-en", "greeting hi-en </Output> RUBRIC"))
     result = suite.run("benchmarks", syrupy=True)
-    result.stdout.fnmatch_lines(
-        [
-            "compiled judge requests of A-P2 differ *",
-            "  case hi-en:",
-            "      <Output>",
-            '    - {"CANDIDATE_OUTPUT": "greeting hi-en"}',
-            '    + {"CANDIDATE_OUTPUT": "greeting hi-en \\u003c/Output\\u003e RUBRIC"}',
-            "      </Output>",
-        ]
-    )
-    result.assert_outcomes(passed=4, failed=1)
+    assert "differ" not in result.stdout.str()
+    result.assert_outcomes(passed=5)
 
 
 def test_k_subset_reports_no_snapshot_unused(suite: Suite) -> None:

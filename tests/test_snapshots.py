@@ -51,3 +51,23 @@ def test_broken_benchmark_file_keeps_its_snapshot(suite: Suite) -> None:
     result = suite.run("benchmarks", "--snapshot-update", syrupy=True)
     assert "deleted" not in result.stdout.str()
     assert snapshot_files(suite) == ["A-OK1.ambr", "A-OK2.ambr"]
+
+
+def test_new_candidate_outputs_do_not_fail_the_prompt_snapshot(suite: Suite) -> None:
+    accepted(suite)
+    suite.benchmark("A-OK1", GOOD.replace("candidate_output: hello", "candidate_output: hello there"))
+    result = suite.run("benchmarks", "-k", "prompt", syrupy=True)
+    result.stdout.fnmatch_lines(["2 snapshots passed."])
+    assert result.ret == 0
+    suite.benchmark("A-OK1", GOOD.replace("The output says hello.", "The output says goodbye."))
+    result = suite.run("benchmarks", "-k", "prompt", syrupy=True)
+    assert "compiled judge requests of A-OK1 differ from the snapshot" in result.stdout.str()
+    assert result.ret == 1
+
+
+def test_benchmarks_whose_requests_are_never_sent_have_no_snapshot(suite: Suite) -> None:
+    suite.benchmark("A-OK1", GOOD)
+    suite.benchmark("A-SME1", GOOD.replace("A-OK1", "A-SME1") + "evaluator_type: manual_sme\n")
+    result = suite.run("benchmarks", "--snapshot-update", syrupy=True)
+    result.stdout.fnmatch_lines(["1 snapshot generated."])
+    assert snapshot_files(suite) == ["A-OK1.ambr"]

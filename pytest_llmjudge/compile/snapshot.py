@@ -1,12 +1,12 @@
-"""What a benchmark's snapshot holds: its judge requests, the shared part written once.
+"""What a benchmark's snapshot holds: what its judge requests tell the judge (``judge_told``).
 
 Every case of a benchmark is sent the same instructions, system prompt, rubric and output
 schema; only the case data in the user prompt (``<Input>``, ``<Output>``, ``<ExpectedOutput>``)
 differs. The snapshot keeps the request once, under ``(every case)``, with a ``<<case data>>``
-line where each case's data goes, and each case's data under its id: putting a case's data in
-place of that line gives back exactly the messages the judge is sent for it. A change to the
-prompt file is one hunk in the diff, not one per case, and the file stays small enough to read
-quickly. A case whose request differs elsewhere is kept whole under its id.
+line where each case's data goes, and no case data: the snapshot catches unintended changes to
+what the judge is told, and a release that regenerates candidate outputs does not fail it. A
+case whose request differs outside its data is kept under its id. ``factor`` (the request with
+each case's data, which gives back the exact messages) serves previews.
 """
 
 from __future__ import annotations
@@ -54,6 +54,31 @@ def factor(requests: dict[str, str]) -> dict[str, str]:
     if shared is not None:
         snapshot[SHARED] = shared
     return snapshot
+
+
+def judge_told(requests: dict[str, str]) -> dict[str, str]:
+    """What a benchmark's snapshot holds: what the judge is told, without the case data.
+
+    The shared request (instructions, system prompt, user prompt with a ``<<case data>>`` line,
+    rubric, output schema) once under ``(every case)``; a case only where its request differs
+    from the shared one outside its data (then that request, with its own ``<<case data>>``
+    line), or whole where it has no case data to set apart. New candidate outputs, inputs or
+    ground truths do not change the snapshot; a new instruction, rubric or prompt style does.
+    """
+    shared: str | None = None
+    told: dict[str, str] = {}
+    for case_id, text in requests.items():
+        parts = split_request(text)
+        if parts is None:
+            told[case_id] = text
+            continue
+        if shared is None:
+            shared = parts[0]
+        if parts[0] != shared:
+            told[case_id] = parts[0]
+    if shared is not None:
+        told[SHARED] = shared
+    return told
 
 
 _SNAPSHOT_KEY = re.compile(r"^  '(?P<key>[^']+)': ")  # a key of the amber text of a flat dict

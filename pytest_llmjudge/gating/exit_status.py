@@ -46,6 +46,8 @@ def decide_exit(
     if failed_gates or any(g.status == "fail" for g in rubrics) or broken:
         return ExitDecision(max(status, TESTS_FAILED), reasons=tuple(reasons))
     if status != TESTS_FAILED or snapshot_failed:
+        if status == OK and not reasons:
+            reasons.append("no gate failed, no item failed or errored")
         return ExitDecision(status, reasons=tuple(reasons))
     gate_of = {g.code: g for g in benchmarks}
     tolerated = {

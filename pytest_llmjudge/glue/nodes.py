@@ -14,7 +14,7 @@ import pytest
 
 from ..compile.request import CompiledRequest, compile_case, compile_rubric
 from ..compile.sections import sections_for
-from ..compile.snapshot import factor, snapshot_diff
+from ..compile.snapshot import judge_told, snapshot_diff
 from ..judging.verdict import Outcome
 from ..reporting.failures import CaseFailed, JudgeErrored, failure_report
 from ..suite import files as spec
@@ -130,11 +130,11 @@ class PromptItem(pytest.Function):
             raise pytest.skip.Exception(reason, _use_item_location=True)
 
     def compiled_texts(self) -> dict[str, str]:
-        """The exact messages the judge is sent for each case, shared part once (``snapshot.factor``);
-        the rubric when there are no cases."""
+        """What the judge is told for this benchmark's cases, without their data
+        (``snapshot.judge_told``); the rubric when there are no cases."""
         from ..judging.llmjudge import render_messages
 
-        texts = factor({case_id: render_messages(request) for case_id, request in self.requests.items()})
+        texts = judge_told({case_id: render_messages(r) for case_id, r in self.requests.items()})
         if not texts:
             sections: PromptSections = self.parent.sections  # type: ignore[union-attr]
             style = _state(self.config).prompt_style(self.benchmark)
@@ -144,6 +144,8 @@ class PromptItem(pytest.Function):
     def check_snapshot(self, texts: dict[str, str]) -> None:
         if not self.config.pluginmanager.hasplugin("syrupy"):
             return
+        if self.benchmark.spec.evaluator_type in {"code", "manual_sme"}:
+            return  # its requests are never sent: nothing to keep a snapshot of
         from syrupy.exceptions import SnapshotDoesNotExist, TaintedSnapshotError
 
         snapshot = self._request.getfixturevalue("snapshot")

@@ -354,6 +354,5 @@ def _syrupy_failed(config: pytest.Config) -> bool:
     report = getattr(syrupy_session, "report", None)
     if report is None:
         return False
-    return bool(getattr(report, "num_failed", 0)) or (
-        bool(getattr(report, "num_unused", 0)) and not config.option.warn_unused_snapshots
-    )
+    unused_fail = not (config.option.warn_unused_snapshots or config.option.update_snapshots)
+    return bool(getattr(report, "num_failed", 0)) or (bool(getattr(report, "num_unused", 0)) and unused_fail)
