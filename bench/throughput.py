@@ -15,9 +15,18 @@ sleeps L seconds (``asyncio.sleep``) and passes the case, then measures:
 (d) start-up time the plugin adds to a pytest run that collects no benchmark: median over
     interleaved pairs of runs with the plugin and with ``-p no:llmjudge``;
 (e) for reference, ``pytest`` on one cached case of the suite: the fixed cost of a run
-    (Python, pytest and pydantic-ai start-up, exit) that (a) and (c) include.
+    (Python, pytest and pydantic-ai start-up, exit) that (a) and (c) include;
+(f) ``--llmjudge-repeats K`` with an empty cache (K·N model calls, judging phase against
+    K times the floor), then the same run again with every sample cached (0 calls).
 
     python bench/throughput.py [--cases 1000] [--latency 0.25] [--concurrency 32]
+
+With ``--scale`` it measures instead how a run grows with its size: N = 2,500, 5,000, 10,000 and
+20,000 instant cases (L = 0), 10 % of them failing, each with an empty cache and then all
+cached, printing each row's wall time, judging phase and growth ratio per doubling (target
+<= 2.2x; 2.0x is linear).
+
+    python bench/throughput.py --scale [--scale-max 20000]
 """
 
 from __future__ import annotations
@@ -210,15 +219,16 @@ def environment(root: Path, latency: float) -> dict[str, str]:
     return env
 
 
-def run_pytest(root: Path, env: dict[str, str], *args: str) -> Run:
-    """Wall time of one pytest process, with its model calls and run phase when it judged."""
+def run_pytest(root: Path, env: dict[str, str], *args: str, check: bool = True) -> Run:
+    """Wall time of one pytest process, with its model calls and run phase when it judged;
+    ``check=False`` accepts failing cases (exit status 1)."""
     record = root / "record.json"
     record.unlink(missing_ok=True)
     command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args]
     start = time.perf_counter()
     done = subprocess.run(command, cwd=root, env=env, capture_output=True, text=True, check=False)
     seconds = time.perf_counter() - start
-    if done.returncode not in (0, 5):
+    if done.returncode not in ((0, 5) if check else (0, 1, 5)):
         raise SystemExit(f"pytest failed ({done.returncode}):\n{done.stdout[-4000:]}\n{done.stderr[-4000:]}")
     if not record.exists():
         return Run(seconds, 0)
@@ -264,6 +274,53 @@ def startup_added(root: Path, env: dict[str, str], pairs: int) -> tuple[float, f
     return statistics.median(without), statistics.median(with_plugin), added
 
 
+FAILING_JUDGE = """
+import re as _re
+
+_judge_all_pass = judge
+
+
+async def judge(messages, info):
+    response = await _judge_all_pass(messages, info)
+    text = "".join(str(getattr(p, "content", "")) for m in messages for p in m.parts)
+    if _re.search(r"visit \\d*0\\)", text):  # every tenth case fails
+        response.parts[0].args["pass"] = False
+    return response
+
+
+MODEL = FunctionModel(judge, model_name="sleepy-judge")
+"""
+
+
+def scale(concurrency: int, largest: int) -> None:
+    """Rows for N = 2,500 ... ``largest`` instant cases, 10 % failing: empty cache, then cached."""
+    sizes = []
+    size = 2500
+    while size <= largest:
+        sizes.append(size)
+        size *= 2
+    print(f"instant judge (L=0), 10 % failing, C={concurrency}; {os.cpu_count()} CPUs")
+    heads = ("empty s", "x prev", "judging s", "x prev", "cached s", "x prev")
+    print(f"{'N':>7}" + "".join(f"{head:>11}" for head in heads))
+    previous: tuple[float, float, float] | None = None
+    for cases in sizes:
+        with tempfile.TemporaryDirectory(prefix="llmjudge-scale-") as tmp:
+            root = Path(tmp)
+            write_project(root, cases, 50)
+            judge = root / "sleepy_judge.py"
+            judge.write_text(judge.read_text() + FAILING_JUDGE)
+            env = environment(root, 0.0)
+            judged = ["benchmarks", "-p", "no:syrupy", f"--llmjudge-concurrency={concurrency}"]
+            empty = run_pytest(root, env, *judged, check=False)
+            cached = run_pytest(root, env, *judged, check=False)
+        row = (empty.seconds, empty.run_phase, cached.seconds)
+        cells = []
+        for now, before in zip(row, previous or (0.0, 0.0, 0.0), strict=True):
+            cells += [f"{now:>11.1f}", f"{now / before:>10.2f}x" if before else f"{'':>11}"]
+        print(f"{cases:>7}" + "".join(cells) + f"   ({empty.calls} calls, then {cached.calls})")
+        previous = row
+
+
 def main() -> None:
     raw = argparse.RawDescriptionHelpFormatter
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=raw)
@@ -276,7 +333,13 @@ def main() -> None:
     )
     parser.add_argument("--cached-runs", type=int, default=3, help="runs of (c), median reported (default 3)")
     parser.add_argument("--startup-pairs", type=int, default=21, help="run pairs for (d) (default 21)")
+    parser.add_argument("--repeats", type=int, default=3, help="K of row (f), samples per case (default 3)")
+    parser.add_argument("--scale", action="store_true", help="growth rows N = 2,500 ... 20,000 instead")
+    parser.add_argument("--scale-max", type=int, default=20000, help="largest N of --scale (default 20000)")
     args = parser.parse_args()
+    if args.scale:
+        scale(args.concurrency, args.scale_max)
+        return
 
     floor = math.ceil(args.cases / args.concurrency) * args.latency
     with tempfile.TemporaryDirectory(prefix="llmjudge-bench-") as tmp:
@@ -296,6 +359,9 @@ def main() -> None:
         bare = [run_pytest(root, env, *judged, "-p", "no:syrupy") for _ in range(args.cached_runs)]
         one = root / "benchmarks" / "B-0000.yaml::B-0000::case-00000"
         fixed = [run_pytest(root, env, str(one.relative_to(root))) for _ in range(args.cached_runs)]
+        shutil.rmtree(root / ".llmjudge", ignore_errors=True)  # (f): every sample judged afresh
+        repeat = [*judged, "-p", "no:syrupy", f"--llmjudge-repeats={args.repeats}"]
+        repeated, repeated_cached = run_pytest(root, env, *repeat), run_pytest(root, env, *repeat)
         without, with_plugin, added = startup_added(root, env, args.startup_pairs)
 
     cached_s = statistics.median(r.seconds for r in cached)
@@ -319,6 +385,17 @@ def main() -> None:
         ("(c) pytest benchmarks, all cached", cached_s, f"median of {len(cached)}"),
         ("    the same with -p no:syrupy", bare_s, f"median of {len(bare)}; {cached_calls} calls in all (c)"),
         ("(e) pytest on one cached case", fixed_s, "start-up (pytest, pydantic-ai) and exit"),
+        (
+            f"(f) --llmjudge-repeats {args.repeats}, empty cache",
+            repeated.seconds,
+            f"{repeated.calls} model calls ({args.repeats} x {args.cases}); "
+            f"judging {repeated.run_phase:.2f} s vs floor x K {args.repeats * floor:.2f} s",
+        ),
+        (
+            "    rerun, every sample cached",
+            repeated_cached.seconds,
+            f"{repeated_cached.calls} model calls",
+        ),
     ]
     print(
         f"N={args.cases} cases, L={args.latency:g} s, C={args.concurrency}; {os.cpu_count()} CPUs, "
