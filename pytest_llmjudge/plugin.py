@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from . import hookspecs
+from .glue.run_results import started
 from .glue.run_state import STATE, RunState
 from .suite.detect import is_benchmark_file
 from .suite.settings import DEFAULTS, env_variable, resolve
@@ -27,6 +28,15 @@ _HELP = {
     "cache": f"verdict cache mode: {', '.join(CACHE_MODES)}",
     "cache_path": "verdict cache file",
     "review_file": "JSON file listing cases that need human review",
+    "repeats": "judge each case this many times (a benchmark's judge.repeats wins)",
+    "reduce": "how a case's samples become its verdict: majority (ties fail), all, any or mean",
+    "gate": "gate rule: point (pass rate reaches the threshold) or lower_bound (its 95% interval does)",
+    "results": "results file of the run (default .llmjudge/runs/<UTC time>-<suite digest>.json)",
+    "html": "also write the run's HTML report to this path",
+    "baseline": "results file of an earlier run to compare this run with, case by case",
+    "margin": "smallest pass-rate change the baseline comparison must be able to detect",
+    "alpha": "significance level of the baseline comparison (Holm-adjusted across benchmarks)",
+    "fail_on": "'regression': a significant regression against the baseline fails its benchmark's gate",
 }
 
 
@@ -75,6 +85,7 @@ def pytest_configure(config: pytest.Config) -> None:
         )
     except ValueError as exc:
         raise pytest.UsageError(str(exc)) from None
+    started(config)
     state = RunState(config, settings)
     config.stash[STATE] = state
     config.pluginmanager.register(state, "llmjudge-session")

@@ -31,7 +31,15 @@ class CaseRecord:
     requests: int = 0
     input_tokens: int = 0
     output_tokens: int = 0
+    case_label: str | None = None  # the human label of the case, if any
+    flaky: bool = False  # repeated samples disagree
+    stability: float | None = None  # share of samples agreeing with the verdict
+    samples: tuple[dict[str, Any], ...] = ()  # each judge sample (results-file ``sample`` objects)
+    judge: dict[str, Any] | None = None  # model, settings, repeats, reduce, gate rule, instructions
+    request: dict[str, str] | None = None  # the case's input, output and expected text
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> CaseRecord:
-        return cls(**{k: v for k, v in data.items() if k in cls.__dataclass_fields__})
+        fields = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
+        fields["samples"] = tuple(fields.get("samples", ()))
+        return cls(**fields)

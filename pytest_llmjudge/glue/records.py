@@ -2,10 +2,17 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 import pytest
 
 from ..gating.records import CaseRecord
 from ..judging.verdict import Verdict
+
+if TYPE_CHECKING:
+    from ..judging.verdict import Outcome
+    from ..suite.settings import RunSettings
+    from .nodes import CaseItem
 
 
 def case_record(item: pytest.Item, report: pytest.TestReport) -> CaseRecord | None:
@@ -40,6 +47,7 @@ def case_record(item: pytest.Item, report: pytest.TestReport) -> CaseRecord | No
     else:
         result = "pass" if report.passed else "fail"
     usage = outcome.usage if outcome else None
+    repeated = repeat_fields(item, outcome)
     return CaseRecord(
         benchmark=b.code,
         case=item.case.id,
@@ -61,4 +69,53 @@ def case_record(item: pytest.Item, report: pytest.TestReport) -> CaseRecord | No
         requests=usage.requests if usage else 0,
         input_tokens=usage.input_tokens if usage else 0,
         output_tokens=usage.output_tokens if usage else 0,
+        **repeated,
     )
+
+
+def repeat_fields(item: CaseItem, outcome: Outcome | None) -> dict[str, Any]:
+    """The record fields of the results file: samples, flakiness, judge fingerprint, request text."""
+    from ..gating.repeats import Sample, reduce_samples
+    from ..judging.service import JudgeChoice
+    from ..reporting.results_writer import sample_dicts
+    from ..suite.hashing import digest
+    from ..suite.settings import judge_setting
+
+    b, request = item.benchmark, item.request
+    settings: RunSettings = item.config.pluginmanager.getplugin("llmjudge-session").settings
+    samples = sample_dicts(outcome)
+    verdicts = [Sample(bool(s["pass"]), s["score"]) for s in samples if s["pass"] is not None]
+    rule = str(judge_setting(b, settings, "reduce"))
+    reduction = reduce_samples(verdicts, rule) if verdicts and len(verdicts) == len(samples) else None
+    choice = JudgeChoice.of(b, settings)
+    judge_settings = {"temperature": choice.temperature, "max_tokens": choice.max_tokens}
+    instructions = digest([request.instructions, request.rubric, request.prompt_style])
+    model = outcome.model if outcome else ""
+    judged = outcome is not None and outcome.model != "checks"
+    return {
+        "case_label": item.case.spec.label,
+        "flaky": bool(reduction and reduction.flaky),
+        "stability": reduction.stability if reduction else None,
+        "samples": samples,
+        "judge": {
+            "evaluator_type": b.spec.evaluator_type,
+            "repeats": len(samples) or 1,
+            "reduce": rule,
+            "gate": judge_setting(b, settings, "gate"),
+            "temperature": choice.temperature,
+            "fingerprint": {
+                "model": model,
+                "settings": {k: v for k, v in judge_settings.items() if v is not None},
+                "instructions_digest": instructions,
+                "fingerprint": digest([model, judge_settings, instructions]),
+            }
+            if judged
+            else None,
+            "request": {"instructions": request.instructions, "rubric": request.rubric},
+        },
+        "request": {
+            "input": request.inputs,
+            "output": request.output,
+            "expected": request.expected_output or "",
+        },
+    }

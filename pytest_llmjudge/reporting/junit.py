@@ -12,5 +12,7 @@ def junit_properties(record: CaseRecord) -> list[tuple[str, str]]:
         props.append(("llmjudge_score", f"{record.score:g}"))
     if record.uncertain:
         props.append(("llmjudge_uncertain", "true"))
+    if record.flaky:
+        props.append(("llmjudge_flaky", "true"))
     props += [("llmjudge_model", record.model), ("llmjudge_prompt_hash", record.prompt_hash)]
     return props

@@ -14,6 +14,7 @@ from typing import Annotated, Any, Literal, TypeVar
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_validator
 
 from .errors import Location, SpecError, nearest
+from .vocabulary import GateRule, Reduce
 from .yamlsrc import Sourced, decode, dotted, load_yaml
 
 CODE_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]*$"
@@ -55,6 +56,9 @@ class JudgeSettings(_Strict):
     max_tokens: Annotated[int, Field(gt=0)] | None = None
     timeout: Annotated[float, Field(gt=0)] | None = None
     prompt_style: PromptStyle | None = None
+    repeats: Annotated[int, Field(ge=1)] | None = None
+    reduce: Reduce | None = None
+    gate: GateRule | None = None
 
 
 class CheckSpec(_Strict):

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .vocabulary import CACHE_MODES, PROMPT_STYLES
+from .vocabulary import CACHE_MODES, GATE_RULES, PROMPT_STYLES, REDUCERS
 
 if TYPE_CHECKING:
     from .files import Benchmark
@@ -27,6 +27,15 @@ class RunSettings:
     cache: str = "use"
     cache_path: str = ".llmjudge/cache.sqlite"
     review_file: str = ".llmjudge/review.json"
+    repeats: int = 1
+    reduce: str = "majority"
+    gate: str = "point"
+    results: str | None = None
+    html: str | None = None
+    baseline: str | None = None
+    margin: float = 0.05
+    alpha: float = 0.05
+    fail_on: str | None = None
 
 
 # How a setting given as text is read; each also comes from LLMJUDGE_<NAME> and llmjudge_<name>.
@@ -43,7 +52,17 @@ _CONVERTERS: dict[str, Callable[[str], Any]] = {
     "cache": str,
     "cache_path": str,
     "review_file": str,
+    "repeats": int,
+    "reduce": str,
+    "gate": str,
+    "results": str,
+    "html": str,
+    "baseline": str,
+    "margin": float,
+    "alpha": float,
+    "fail_on": str,
 }
+FAIL_ON = ("regression",)
 DEFAULTS = RunSettings()
 
 
@@ -91,6 +110,18 @@ def _invalid(name: str, value: Any) -> str | None:
         return f"must be at least 1, not {value}"
     if name in {"timeout", "rpm"} and not value > 0:
         return f"must be a positive number of {'seconds' if name == 'timeout' else 'requests'}, not {value:g}"
+    if name == "reduce" and value not in REDUCERS:
+        return f"{value!r} is not one of {', '.join(REDUCERS)}"
+    if name == "gate" and value not in GATE_RULES[:2]:
+        return f"{value!r} is not one of {', '.join(GATE_RULES[:2])}"
+    if name == "fail_on" and value not in FAIL_ON:
+        return f"{value!r} is not one of {', '.join(FAIL_ON)}"
+    if name == "repeats" and value < 1:
+        return f"must be at least 1, not {value}"
+    if name == "margin" and not 0 < value < 1:
+        return f"must lie strictly between 0 and 1, not {value:g}"
+    if name == "alpha" and not 0 < value < 1:
+        return f"must lie strictly between 0 and 1, not {value:g}"
     if name == "temperature" and not value >= 0:
         return f"must be 0 or more, not {value:g}"
     return None
@@ -100,3 +131,10 @@ def prompt_style_for(benchmark: Benchmark, settings: RunSettings) -> str:
     """The prompt style of a benchmark's requests: its own ``judge.prompt_style``, else the run's."""
     judge = benchmark.spec.judge
     return (judge.prompt_style if judge and judge.prompt_style else None) or settings.prompt_style
+
+
+def judge_setting(benchmark: Benchmark, settings: RunSettings, name: str) -> Any:
+    """A benchmark's own ``judge.<name>`` (repeats, reduce, gate), else the run's."""
+    judge = benchmark.spec.judge
+    own = getattr(judge, name, None) if judge is not None else None
+    return own if own is not None else getattr(settings, name)
