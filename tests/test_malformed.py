@@ -88,7 +88,7 @@ MALFORMED: dict[str, Malformed] = {
     "code-not-a-string": Malformed(
         {BAD: "code: 12\nconcept: c\n"},
         f"{BAD}:1:1: code: Input should be a valid string (got 12)",
-        "see BENCHMARK_FORMAT*",
+        "write text; quote it if YAML reads it as a number, date or yes/no",
     ),
     "code-with-spaces": Malformed(
         {BAD: "code: A BAD\nconcept: c\n"},
@@ -98,7 +98,7 @@ MALFORMED: dict[str, Malformed] = {
     "examples-not-a-list": Malformed(
         bench("examples: just one example\n"),
         f"{BAD}:4:1: examples: Input should be a valid list (got 'just one example')",
-        "see BENCHMARK_FORMAT*",
+        "write a list: one '- item' line per entry, or [a, b]",
     ),
     "judge-temperature-out-of-range": Malformed(
         bench("judge:\n  model: openai:gpt-4o\n  temperature: 5\n"),
@@ -170,7 +170,7 @@ MALFORMED: dict[str, Malformed] = {
     "cases-not-a-list": Malformed(
         bench("cases:\n  id: a\n  candidate_output: hello\n"),
         f"{BAD}:4:1: cases: Input should be a valid list*",
-        "see BENCHMARK_FORMAT*",
+        "write a list: one '- item' line per entry, or [a, b]",
     ),
     "llm-judge-without-rubric": Malformed(
         {BAD: "code: A-BAD\nevaluator_type: llm_judge\n"},

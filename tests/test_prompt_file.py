@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -266,3 +267,17 @@ def test_every_parsed_bullet_points_at_its_line(path: str) -> None:
     sections = parse_prompt("\n".join(lines), path)
     for bullet in sections.include + sections.ignore + sections.automatic_fail + sections.pass_conditions:
         assert bullet.text.split()[0] in lines[bullet.line - 1]
+
+
+@pytest.mark.parametrize(
+    "body",
+    [f"- a{' ' * 50_000}b\n", "- " + "<!--" * 20_000 + "\n", "- start\n" + "  more\n" * 300_000],
+    ids=["50000-spaces", "20000-unclosed-comments", "300000-continuation-lines"],
+)
+def test_long_hostile_prompts_parse_and_compile_quickly(body: str) -> None:
+    # A hang guard only (took 17.7 s and 11 s); bench/parse_scaling.py shows linear growth.
+    start = time.perf_counter()
+    sections = parse("SYSTEM: x\n\nRUBRIC\n\nAutomatic fail if any of the following are true:\n" + body)
+    compile_rubric(sections, "X")
+    assert time.perf_counter() - start < 5.0
+    assert len(sections.automatic_fail) == 1

@@ -313,3 +313,29 @@ def test_spec_error_render() -> None:
         SpecError(Location("b.yaml", 1, 1), "", "file is empty").render()
         == "b.yaml:1:1: <file>: file is empty"
     )
+
+
+def test_files_outside_the_root_load_only_when_allowed(tmp_path: Path) -> None:
+    root = tmp_path / "repo"
+    write(tmp_path, "shared/negation_prompt.md", "SYSTEM: x\n")
+    write(tmp_path, "shared/cases.jsonl", '{"id": "a", "candidate_output": "x"}\n')
+    text = """\
+        code: A-OUT1
+        concept: c
+        llm_prompt_file: ../shared/negation_prompt.md
+        cases_file: ../shared/cases.jsonl
+        """
+    assert "cases_file: '../shared/cases.jsonl' is outside the repository root" in error(
+        root, "benchmarks/A-OUT1.yaml", text
+    )
+    benchmark = spec.load_benchmark(root / "benchmarks/A-OUT1.yaml", "A-OUT1.yaml", root, allow_outside=True)
+    assert benchmark.prompt_path is not None and benchmark.prompt_path.read_text() == "SYSTEM: x\n"
+    assert [case.id for case in benchmark.cases] == ["a"]
+
+
+def test_empty_yaml_cases_file_holds_no_cases(tmp_path: Path) -> None:
+    write(tmp_path, "data/A-NIL1.yaml", "# traces to come\n")
+    benchmark = load(
+        tmp_path, "benchmarks/A-NIL1.yaml", "code: A-NIL1\nconcept: c\ncases_file: data/A-NIL1.yaml\n"
+    )
+    assert benchmark.cases == ()

@@ -8,6 +8,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from .errors import SpecError
+from .reading import read_regular_file
+
 _CODE_LINE = re.compile(rb"^code\s*:", re.MULTILINE)
 _CODE_STEM = re.compile(r"^[A-Z][A-Z0-9]*(?:[-_.][A-Za-z0-9]+)*$")
 _LIST_START = re.compile(rb"^\s*(?:#[^\n]*\n\s*)*-\s", re.DOTALL)
@@ -28,8 +31,8 @@ def is_benchmark_file(path: Path, folders: list[str], rootdir: Path | None = Non
     if not any(part in folders for part in parents):
         return False
     try:
-        head = path.read_bytes()
-    except OSError:
+        head = read_regular_file(path, str(path))  # a FIFO named like a benchmark is not waited on
+    except SpecError:
         return False
     if _CODE_LINE.search(head):
         return True

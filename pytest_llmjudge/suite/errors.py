@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import difflib
+import os
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+
+from .text import escape
 
 
 @dataclass(frozen=True)
@@ -17,17 +20,18 @@ class Location:
     col: int = 0
 
     def __str__(self) -> str:
-        return f"{self.path}:{self.line}:{self.col}"
+        return f"{escape(self.path)}:{self.line}:{self.col}"
 
 
 class SpecError(Exception):
     """A mistake in a user's benchmark, rubric, case or prompt file."""
 
     def __init__(self, location: Location, field: str, message: str, hint: str = "") -> None:
+        # User text quoted in any part cannot break the one-line format or hide in the terminal.
         self.location = location
-        self.field = field
-        self.message = message
-        self.hint = hint
+        self.field = escape(field) if len(field) <= 120 else escape(field[:119]) + "…"
+        self.message = escape(message)
+        self.hint = escape(hint)
         super().__init__(self.render())
 
     def render(self) -> str:
@@ -43,7 +47,8 @@ def nearest(word: str, choices: Iterable[str]) -> str | None:
 
 def display_path(path: Path, root: Path) -> str:
     """``path`` as errors show it: relative to the repository root when it lies below it."""
+    # os.path.realpath, unlike Path.resolve, does not raise on a symlink loop
     try:
-        return path.resolve().relative_to(root.resolve()).as_posix()
+        return Path(os.path.realpath(path)).relative_to(os.path.realpath(root)).as_posix()
     except ValueError:
         return str(path)

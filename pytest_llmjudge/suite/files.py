@@ -14,6 +14,9 @@ from typing import Annotated, Any, Literal, TypeVar
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_validator
 
 from .errors import Location, SpecError, nearest
+from .nesting import MAX_DEPTH, json_too_deep
+from .reading import check_regular_file, read_regular_file, resolve_in_root
+from .text import shown, split_lines
 from .vocabulary import GateRule, Reduce
 from .yamlsrc import Sourced, decode, dotted, load_yaml
 
@@ -98,6 +101,7 @@ class BenchmarkSpec(_Strict):
     notes: str | None = None
     cases: list[CaseSpec] | None = None
     cases_file: str | None = None
+    no_cases: bool = False
     judge: JudgeSettings | None = None
     checks: list[CheckSpec] | None = None
 
@@ -156,14 +160,8 @@ class Rubric:
 
 
 def read_text(path: Path, display: str) -> str:
-    """UTF-8 text of a file; unreadable or undecodable files raise ``SpecError``."""
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise SpecError(
-            Location(display), "", f"cannot read file: {exc.strerror}", "check the path"
-        ) from None
-    return decode(raw, display)
+    """UTF-8 text of a regular file; anything else raises ``SpecError`` (``read_regular_file``)."""
+    return decode(read_regular_file(path, display), display)
 
 
 def read_yaml(path: Path, display: str) -> Sourced:
@@ -222,63 +220,123 @@ def _spec_error(
     # Prefer the most specific error: an unknown key (often a typo that also makes a required
     # field "missing"), then a wrong enum value, then a missing field, then union noise.
     first = min(errors, key=lambda e: _PRIORITY.get(e["type"], len(_PRIORITY)))
-    loc = tuple(p for p in first["loc"] if not (isinstance(p, str) and ("[" in p or p in _UNION_TAGS)))
+    kind = first["type"]
+    raw: tuple[str | int, ...] = tuple(first["loc"])
+    group, union = [first], []
+    if kind == "extra_forbidden":  # the last part is the user's key, whatever it looks like
+        loc = (*(p for p in raw[:-1] if not _is_union_tag(p)), raw[-1])
+    else:
+        loc = tuple(p for p in raw if not _is_union_tag(p)) or raw
+        base = _union_base(raw)
+        members = [e for e in errors if base is not None and _union_base(tuple(e["loc"])) == base]
+        if base is not None and len(members) > 1:
+            group, loc = members, base
+            union = list(dict.fromkeys(_UNION_KINDS[str(e["loc"][len(base)])] for e in members))
     full = (*prefix, *loc)
     field = dotted(full)
     where = doc.where(full)
-    more = f" (and {len(errors) - 1} more problem{'s' if len(errors) > 2 else ''})" if len(errors) > 1 else ""
-    kind = first["type"]
+    others = len(errors) - len(group)
+    more = f" (and {others} more problem{'s' if others > 1 else ''})" if others else ""
+    got = shown(first.get("input"), 60)
+    if union:
+        empty = first.get("input") is None
+        hint = f"write a value after '{loc[-1]}:'" if empty and loc else _README_HINT
+        return SpecError(where, field, f"expected {_either(union)} (got {got}){more}", hint)
     if kind == "extra_forbidden":
         key = str(loc[-1])
         guess = nearest(key, _known_keys(model, loc))
         hint = f"did you mean '{guess}'?" if guess else f"known keys: {', '.join(_known_keys(model, loc))}"
-        return SpecError(where, field, f"unknown key '{key}'{more}", hint)
+        return SpecError(where, field, f"unknown key {shown(key)}{more}", hint)
     if kind == "missing":
         return SpecError(where, field, f"required field is missing{more}", f"add '{loc[-1]}:' to this entry")
     if kind == "literal_error":
         expected = str(first.get("ctx", {}).get("expected", ""))
         choices = [c.strip().strip("'") for c in expected.replace(" or ", ",").split(",") if c.strip()]
-        got = first.get("input")
-        guess = nearest(str(got), choices)
+        guess = nearest(str(first.get("input"))[:100], choices)
         hint = f"did you mean '{guess}'?" if guess else f"use one of: {', '.join(choices)}"
-        return SpecError(where, field, f"{got!r} is not one of {expected}{more}", hint)
-    hint = {
-        "string_pattern_mismatch": "use letters, digits, '-', '_' and '.', starting with a letter or digit",
-        "greater_than_equal": "use a number in range",
-        "less_than_equal": "use a number in range",
-        "greater_than": "use a positive number",
-        "float_parsing": "write a plain number such as 0.9",
-        "value_error": "write a plain number such as 0.9",
-    }.get(kind, "see BENCHMARK_FORMAT in the README for the expected type")
+        return SpecError(where, field, f"{got} is not one of {expected}{more}", hint)
     message = first["msg"].removeprefix("Value error, ")
-    return SpecError(where, field, f"{message} (got {first.get('input')!r}){more}", hint)
+    if kind in {"model_type", "dict_type"}:
+        message = "Input should be a mapping of keys and values"  # not "an instance of JudgeSettings"
+    return SpecError(where, field, f"{message} (got {got}){more}", _HINTS.get(kind, _README_HINT))
 
 
+_README_HINT = "see the 'Benchmark files' section of README.md for what each field takes"
+_HINTS = {
+    "string_pattern_mismatch": "use letters, digits, '-', '_' and '.', starting with a letter or digit",
+    "greater_than_equal": "use a number in range",
+    "less_than_equal": "use a number in range",
+    "greater_than": "use a positive number",
+    "float_parsing": "write a plain number such as 0.9",
+    "float_type": "write a plain number such as 0.9",
+    "value_error": "write a plain number such as 0.9",
+    "int_parsing": "write a whole number",
+    "int_type": "write a whole number",
+    "int_from_float": "write a whole number",
+    "bool_parsing": "write true or false",
+    "bool_type": "write true or false",
+    "string_type": "write text; quote it if YAML reads it as a number, date or yes/no",
+    "list_type": "write a list: one '- item' line per entry, or [a, b]",
+    "dict_type": "write 'key: value' lines indented under the field, or {key: value}",
+    "model_type": "write 'key: value' lines indented under the field, or {key: value}",
+}
 _PRIORITY = {"extra_forbidden": 0, "literal_error": 1, "missing": 2}
 _UNION_TAGS = {"str", "int", "float", "bool", "list", "dict", "list[str]", "dict[str,any]", "list[any]"}
+_UNION_KINDS = {
+    "str": "a string",
+    "int": "a number",
+    "float": "a number",
+    "bool": "true or false",
+    "dict[str,any]": "a mapping",
+    "dict": "a mapping",
+    "list[any]": "a list",
+    "list": "a list",
+    "list[str]": "a list of strings",
+}
 
 
-def load_benchmark(path: Path, display: str, rootdir: Path) -> Benchmark:
-    """Load and validate one benchmark file with its cases and prompt path."""
+def _is_union_tag(part: str | int) -> bool:
+    return isinstance(part, str) and ("[" in part or part in _UNION_TAGS)
+
+
+def _union_base(loc: tuple[str | int, ...]) -> tuple[str | int, ...] | None:
+    """The field a union error belongs to: ``loc`` up to its first union member tag."""
+    for index, part in enumerate(loc):
+        if isinstance(part, str) and part in _UNION_KINDS:
+            return loc[:index]
+    return None
+
+
+def _either(kinds: list[str]) -> str:
+    return kinds[0] if len(kinds) == 1 else f"{', '.join(kinds[:-1])} or {kinds[-1]}"
+
+
+def load_benchmark(path: Path, display: str, rootdir: Path, allow_outside: bool = False) -> Benchmark:
+    """Load and validate one benchmark file with its cases and prompt path.
+
+    Files it names (``llm_prompt_file``, ``cases_file``) must be regular files inside
+    ``rootdir``, after symlinks are resolved, unless ``allow_outside``.
+    """
     doc = read_yaml(path, display)
     data = _mapping(doc, "benchmark")
     spec = _validate(BenchmarkSpec, data, doc)
     cases: list[Case] = []
     for i, case in enumerate(spec.cases or ()):
         cases.append(Case(case, doc.where(("cases", i))))
-    if spec.cases_file:
-        cases.extend(_load_cases_file(spec.cases_file, doc, rootdir))
+    if spec.cases_file is not None:
+        cases.extend(_load_cases_file(spec.cases_file, doc, rootdir, allow_outside))
     _check_unique_ids(cases)
+    _check_case_count(spec, data, doc, len(cases))
     prompt_path = None
-    if spec.llm_prompt_file:
+    if spec.llm_prompt_file is not None:
+        at = doc.where(("llm_prompt_file",))
+        resolved = resolve_in_root(
+            spec.llm_prompt_file, rootdir, at=at, field="llm_prompt_file", allow_outside=allow_outside
+        )
+        check_regular_file(
+            resolved, spec.llm_prompt_file, label="prompt file", at=at, field="llm_prompt_file"
+        )
         prompt_path = rootdir / spec.llm_prompt_file
-        if not prompt_path.is_file():
-            raise SpecError(
-                doc.where(("llm_prompt_file",)),
-                "llm_prompt_file",
-                f"prompt file '{spec.llm_prompt_file}' does not exist",
-                "paths in benchmark files are relative to the repository root (pytest's rootdir)",
-            )
     elif spec.evaluator_type in {"llm_judge", "hybrid"} and not (spec.concept or spec.inclusion_criteria):
         raise SpecError(
             doc.where(("evaluator_type",)),
@@ -294,6 +352,32 @@ def load_benchmark(path: Path, display: str, rootdir: Path) -> Benchmark:
             "add a 'checks:' list (contains, equals, equals_expected, is_instance, python)",
         )
     return Benchmark(spec, doc.where(("code",)), tuple(cases), prompt_path)
+
+
+def _check_case_count(spec: BenchmarkSpec, data: dict[str, Any], doc: Sourced, count: int) -> None:
+    """A gate over cases that were named but hold none would pass unseen (``no_cases`` says so)."""
+    if spec.no_cases and count:
+        raise SpecError(
+            doc.where(("no_cases",)),
+            "no_cases",
+            f"'no_cases: true' but {spec.code} has {count} case{'s' if count > 1 else ''}",
+            "remove 'no_cases: true', or the cases",
+        )
+    named = spec.cases_file is not None or "cases" in data
+    gated = spec.threshold is not None or spec.criticality == "hard_gate"
+    if not named or count or not gated or spec.no_cases:
+        return
+    gate = "a hard gate" if spec.criticality == "hard_gate" else f"gated at threshold {spec.threshold:g}"
+    if spec.cases_file is not None:
+        key, what = "cases_file", f"cases file {shown(spec.cases_file)} holds no cases"
+    else:
+        key, what = "cases", "'cases' lists no cases"
+    raise SpecError(
+        doc.where((key,)),
+        key,
+        f"{what}, and {spec.code} is {gate}: its gate would pass with nothing judged",
+        "add cases, or write 'no_cases: true' if the benchmark has none on purpose",
+    )
 
 
 def _check_unique_ids(cases: list[Case]) -> None:
@@ -317,18 +401,17 @@ def _check_unique_ids(cases: list[Case]) -> None:
         seen[case.id] = case
 
 
-def _load_cases_file(relative: str, doc: Sourced, rootdir: Path) -> list[Case]:
-    path = rootdir / relative
-    if not path.is_file():
-        raise SpecError(
-            doc.where(("cases_file",)),
-            "cases_file",
-            f"cases file '{relative}' does not exist",
-            "paths in benchmark files are relative to the repository root (pytest's rootdir)",
-        )
+def _load_cases_file(
+    relative: str, doc: Sourced, rootdir: Path, allow_outside: bool, field: str = "cases_file"
+) -> list[Case]:
+    at = doc.where((field,))
+    path = resolve_in_root(relative, rootdir, at=at, field=field, allow_outside=allow_outside)
+    text = decode(read_regular_file(path, relative, label="cases file", at=at, field=field), relative)
     if path.suffix == ".jsonl":
-        return _load_jsonl(path, relative)
-    cases_doc = read_yaml(path, relative)
+        return _load_jsonl(text, relative)
+    cases_doc = load_yaml(text, relative)
+    if cases_doc.data is None:
+        return []  # an empty file, as an empty JSONL file: whether that may be is a gate's question
     items = cases_doc.data.get("cases") if isinstance(cases_doc.data, dict) else cases_doc.data
     prefix: tuple[str | int, ...] = ("cases",) if isinstance(cases_doc.data, dict) else ()
     if not isinstance(items, list):
@@ -341,25 +424,45 @@ def _load_cases_file(relative: str, doc: Sourced, rootdir: Path) -> list[Case]:
     ]
 
 
-def _load_jsonl(path: Path, display: str) -> list[Case]:
-    text = decode(path.read_bytes(), display)
+def _load_jsonl(text: str, display: str) -> list[Case]:
     cases = []
-    for number, line in enumerate(text.splitlines(), start=1):
+    for number, line in enumerate(split_lines(text), start=1):
         if not line.strip():
             continue
         where = Location(display, number, 1)
+        deep = json_too_deep(line)
+        if deep is not None:
+            raise SpecError(
+                Location(display, number, deep + 1),
+                "",
+                f"values nest more than {MAX_DEPTH} levels deep",
+                "flatten the structure; cases need only a few levels",
+            )
         try:
             item = json.loads(line)
         except json.JSONDecodeError as exc:
             raise SpecError(
                 Location(display, number, exc.colno),
                 "",
-                f"invalid JSON: {exc.msg}",
+                _json_problem(exc, number),
                 "one JSON object per line",
+            ) from None
+        except ValueError as exc:  # an integer of 5,000 digits
+            raise SpecError(
+                where, "", f"invalid JSON: {str(exc).split(';')[0]}", "quote it as a string"
             ) from None
         line_doc = Sourced(display, item, {(): (number, 1)})
         cases.append(Case(_validate(CaseSpec, item, line_doc), where))
     return cases
+
+
+def _json_problem(exc: json.JSONDecodeError, number: int) -> str:
+    if exc.msg.startswith("Invalid control character") and exc.pos < len(exc.doc):
+        return (
+            f"invalid JSON: control character {shown(exc.doc[exc.pos])} at line {number} column "
+            f"{exc.colno}; inside a string write it as \\u{ord(exc.doc[exc.pos]):04x}"
+        )
+    return f"invalid JSON: {exc.msg}"
 
 
 def load_rubric(path: Path, display: str) -> Rubric:

@@ -5,12 +5,15 @@ RUBRIC (Automatic fail, Pass conditions, Acceptable variations, Uncertainty poli
 an output instruction. Real files vary: bullets carry ``Example:`` lines, bullets wrap over
 several lines, a "Respond ONLY with compact JSON" block trails the file, line endings are CRLF.
 The parser keeps every line number so that the linter and error messages can point into the file.
+It runs in time linear in the file: no pattern here backtracks over a long line.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+
+from .text import split_lines as split_lines  # re-exported: the linter splits lines the same way
 
 # Section keys in canonical order.
 CANONICAL_ORDER = (
@@ -39,9 +42,10 @@ _HEADINGS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         ("include", r"^include\s*:\s*(?P<rest>.*)$"),
         ("ignore", r"^ignore\s*:\s*(?P<rest>.*)$"),
         ("rubric", r"^rubric\s*:?\s*(?P<rest>)$"),
-        ("automatic_fail", r"^automatic(?:ally)?\s+fail\b(?P<rest>[^:]*:?)\s*$"),
-        ("pass_conditions", r"^pass conditions\b(?P<rest>[^:]*:?)\s*$"),
-        ("acceptable_variations", r"^acceptable variations\b(?P<rest>[^:]*:?)\s*$"),
+        # possessive ``[^:]*+``: backtracking it cannot match, and made a long line quadratic
+        ("automatic_fail", r"^automatic(?:ally)?\s+fail\b(?P<rest>[^:]*+:?)\s*$"),
+        ("pass_conditions", r"^pass conditions\b(?P<rest>[^:]*+:?)\s*$"),
+        ("acceptable_variations", r"^acceptable variations\b(?P<rest>[^:]*+:?)\s*$"),
         ("uncertainty_policy", r"^uncertainty policy\s*:?\s*(?P<rest>.*)$"),
         ("inputs", r"^inputs\s*:?\s*(?P<rest>)$"),
         (
@@ -50,10 +54,8 @@ _HEADINGS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         ),
     )
 )
-_MARKUP = re.compile(r"^(?:#+\s*|\*\*)?(?P<body>.*?)(?:\*\*)?\s*$")
 _BULLET = re.compile(r"^(?P<indent>\s*)(?:[-*•]|(?P<num>\d+)[.)])\s+(?P<text>.*)$")
 _EXAMPLE = re.compile(r"^\s*(?:[-*•]\s+)?(?:e\.g\.|examples?)\s*:\s*(?P<text>.*)$", re.IGNORECASE)
-_COMMENT_LINE = re.compile(r"^\s*<!--.*-->\s*$")  # invisible in rendered Markdown; holds noqa comments
 _RUBRIC_PARTS = frozenset(
     {"automatic_fail", "pass_conditions", "acceptable_variations", "uncertainty_policy"}
 )
@@ -118,13 +120,18 @@ def match_heading(line: str) -> tuple[str, str] | None:
 
 def _plain(line: str) -> str:
     """A heading line without Markdown markup: ``**Automatic fail if …:**`` → ``Automatic fail if …:``."""
-    body = _MARKUP.match(line.strip())
-    return body.group("body").strip() if body else line.strip()
+    text = line.strip()
+    if text.startswith("#"):
+        text = text.lstrip("#").lstrip()
+    elif text.startswith("**"):
+        text = text[2:]
+    return text.removesuffix("**").strip()
 
 
-def split_lines(text: str) -> list[str]:
-    """Lines of a prompt file with CRLF / CR endings normalised."""
-    return text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+def is_comment_line(line: str) -> bool:
+    """A line holding only a Markdown comment: invisible when rendered; holds ``noqa`` comments."""
+    text = line.strip()
+    return len(text) >= 7 and text.startswith("<!--") and text.endswith("-->")
 
 
 def split_trailing(lines: list[tuple[int, str]]) -> tuple[list[tuple[int, str]], str]:
@@ -146,9 +153,30 @@ def split_trailing(lines: list[tuple[int, str]]) -> tuple[list[tuple[int, str]],
     return lines, ""
 
 
+@dataclass
+class _OpenBullet:
+    """A bullet being read: its text parts are joined once at the end, so that a bullet of many
+    continuation lines costs linear time."""
+
+    parts: list[str]
+    line: int
+    number: int | None = None
+    examples: list[str] = field(default_factory=list)
+    end: int = 0
+
+    def close(self) -> Bullet:
+        text = " ".join(part for part in self.parts if part)
+        return Bullet(text, self.line, self.number, tuple(self.examples), self.end)
+
+
+def _bullet_number(digits: str | None) -> int | None:
+    # "12345…" of thousands of digits is no list number (and int() would refuse it)
+    return int(digits) if digits and len(digits) <= 9 else None
+
+
 def parse_bullets(lines: list[tuple[int, str]]) -> tuple[Bullet, ...]:
     """Group ``(line number, text)`` pairs into bullets with continuations and examples."""
-    items: list[dict[str, object]] = []
+    items: list[_OpenBullet] = []
     base_indent: int | None = None
     for number, raw in lines:
         if not raw.strip():
@@ -156,40 +184,20 @@ def parse_bullets(lines: list[tuple[int, str]]) -> tuple[Bullet, ...]:
         example = _EXAMPLE.match(raw)
         bullet = _BULLET.match(raw)
         if example and items and example.group("text").strip():
-            examples = items[-1]["examples"]
-            assert isinstance(examples, list)
-            examples.append(example.group("text").strip())
-            items[-1]["end"] = number
+            items[-1].examples.append(example.group("text").strip())
+            items[-1].end = number
             continue
         indent = len(bullet.group("indent")) if bullet else 0
         if bullet and (base_indent is None or indent <= base_indent):
             base_indent = indent if base_indent is None else base_indent
             num = bullet.group("num")
-            items.append(
-                {
-                    "text": bullet.group("text").strip(),
-                    "line": number,
-                    "num": int(num) if num else None,
-                    "examples": [],
-                    "end": number,
-                }
-            )
+            items.append(_OpenBullet([bullet.group("text").strip()], number, _bullet_number(num), end=number))
         elif items:
-            continuation = bullet.group("text").strip() if bullet else raw.strip()
-            items[-1]["text"] = f"{items[-1]['text']} {continuation}".strip()
-            items[-1]["end"] = number
+            items[-1].parts.append(bullet.group("text").strip() if bullet else raw.strip())
+            items[-1].end = number
         else:
-            items.append({"text": raw.strip(), "line": number, "num": None, "examples": [], "end": number})
-    return tuple(
-        Bullet(
-            text=str(item["text"]),
-            line=int(str(item["line"])),
-            number=item["num"] if isinstance(item["num"], int) else None,
-            examples=tuple(item["examples"]) if isinstance(item["examples"], list) else (),
-            end_line=int(str(item["end"])),
-        )
-        for item in items
-    )
+            items.append(_OpenBullet([raw.strip()], number, end=number))
+    return tuple(item.close() for item in items)
 
 
 def parse_prompt(text: str, path: str) -> PromptSections:
@@ -199,12 +207,14 @@ def parse_prompt(text: str, path: str) -> PromptSections:
     prose: list[tuple[str, int, str]] = []
     header_text: dict[str, str] = {}
     current = "preamble"
+    in_rubric = False  # a rubric part has been seen
     for number, line in enumerate(split_lines(text), start=1):
         found = match_heading(line) if not line.startswith((" ", "\t")) else None
-        if found and found[0] == "output_instruction" and not any(h.key in _RUBRIC_PARTS for h in headings):
+        if found and found[0] == "output_instruction" and not in_rubric:
             found = None  # "Respond only with JSON" inside SYSTEM is prose, not the trailing block
         if found and not (current == "inputs" and found[0] != "output_instruction"):
             key, rest = found
+            in_rubric = in_rubric or key in _RUBRIC_PARTS
             headings.append(Heading(key, number, line.strip()))
             current = key
             header_text[key] = _plain(line)
@@ -212,7 +222,7 @@ def parse_prompt(text: str, path: str) -> PromptSections:
             if rest and key not in {"automatic_fail", "pass_conditions", "acceptable_variations"}:
                 bodies[key].append((number, rest))
             continue
-        if line.strip() in {"---", "***", "___"} or _COMMENT_LINE.match(line):
+        if line.strip() in {"---", "***", "___"} or is_comment_line(line):
             continue
         bodies.setdefault(current, []).append((number, line))
         if current in {"preamble", "scope", "rubric"} and line.strip():

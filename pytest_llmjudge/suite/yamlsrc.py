@@ -3,23 +3,33 @@
 The loader composes the node tree with PyYAML's ``SafeLoader`` (no Python tags), then builds
 plain Python values while recording where each one came from, so that validation errors can
 point at the exact line. Alias expansion is bounded, which refuses "billion laughs" files at
-once instead of exhausting memory.
+once instead of exhausting memory; so is nesting depth, checked before the file is composed
+(``nesting``). Lines are counted as an editor counts them: YAML also breaks lines at NEL and
+the Unicode line separators, which would shift every line number after one.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
 import yaml
 
 from .errors import Location, SpecError
+from .nesting import MAX_DEPTH, yaml_depth_bound
+from .text import LineIndex, escape, shown
 
 Path = tuple[str | int, ...]
 
 MAX_NODES = 200_000
 _MERGE_TAG = "tag:yaml.org,2002:merge"
 _PLAIN_TAGS = {"tag:yaml.org,2002:map", "tag:yaml.org,2002:seq", "tag:yaml.org,2002:omap"}
+# What YAML refuses in a stream: controls (except tab and line ends), DEL, C1 controls but NEL,
+# surrogates, U+FFFE and U+FFFF. Found first, so that the error names the line, not a traceback.
+_NOT_YAML = re.compile(r"[^\x09\x0a\x0d\x20-\x7e\x85\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+_YAML_ONLY_BREAKS = ("\x85", "\u2028", "\u2029")
+_INT_BITS = 14_000  # about 4,200 decimal digits: Python refuses to print longer integers
 
 
 @dataclass
@@ -71,29 +81,66 @@ def _kind(node: Any) -> str:
     return str(node.id)  # "mapping", "sequence" or "scalar"
 
 
+class _Lines:
+    """Editor line and column of a YAML mark (PyYAML and libyaml count NEL, U+2028 and U+2029
+    as line breaks; editors and this plugin's messages do not)."""
+
+    def __init__(self, text: str) -> None:
+        self.index = LineIndex(text) if any(ch in text for ch in _YAML_ONLY_BREAKS) else None
+
+    def __call__(self, mark: Any) -> tuple[int, int]:
+        if self.index is None:
+            return mark.line + 1, mark.column + 1
+        return self.index.position(mark.index)
+
+
 class _Builder:
-    def __init__(self, loader: yaml.SafeLoader, path: str) -> None:
+    def __init__(self, loader: yaml.SafeLoader, path: str, lines: _Lines) -> None:
         self.loader = loader
         self.path = path
+        self.lines = lines
         self.marks: dict[Path, tuple[int, int]] = {}
         self.count = 0
+        self.open: set[int] = set()  # collections being built: an alias to one of them never ends
 
     def build(self, node: yaml.Node, where: Path) -> Any:
         self.count += 1
         if self.count > MAX_NODES:
-            mark = node.start_mark
-            raise SpecError(
-                Location(self.path, mark.line + 1, mark.column + 1),
-                dotted(where),
+            raise self._error(
+                node,
+                where,
                 f"document expands to more than {MAX_NODES} values (alias bomb?)",
                 "remove the nested YAML aliases (*name) that multiply the document",
             )
-        self.marks.setdefault(where, (node.start_mark.line + 1, node.start_mark.column + 1))
+        self.marks.setdefault(where, self.lines(node.start_mark))
+        if _kind(node) == "scalar":
+            return self._scalar(node, where)
+        if id(node) in self.open:
+            raise self._error(
+                node,
+                where,
+                "a YAML alias inside its own anchor (&name ... *name) makes a value that never ends",
+                "refer to the anchor only after the value it names",
+            )
+        if len(self.open) >= MAX_DEPTH:  # aliases can nest what the text does not
+            raise self._error(
+                node,
+                where,
+                f"values nest more than {MAX_DEPTH} levels deep",
+                "flatten the structure; benchmarks and cases need only a few levels",
+            )
+        self.open.add(id(node))
+        try:
+            return self._collection(node, where)
+        finally:
+            self.open.discard(id(node))
+
+    def _collection(self, node: yaml.Node, where: Path) -> Any:
         if _kind(node) in {"mapping", "sequence"} and node.tag not in _PLAIN_TAGS:
             raise self._error(
                 node,
                 where,
-                f"unsupported YAML tag {node.tag!r}",
+                f"unsupported YAML tag {shown(node.tag)}",
                 "only plain YAML is loaded (safe loader); remove the tag",
             )
         if _kind(node) == "mapping":
@@ -114,16 +161,14 @@ class _Builder:
                         f"duplicate key '{key}' (first defined on line {first})",
                         "keep one of the two entries",
                     )
-                key_lines[key] = key_node.start_mark.line + 1
+                key_lines[key] = self.lines(key_node.start_mark)[0]
                 child = (*where, key if isinstance(key, str) else str(key))
-                self.marks[child] = (key_node.start_mark.line + 1, key_node.start_mark.column + 1)
+                self.marks[child] = self.lines(key_node.start_mark)
                 out[key] = self.build(value_node, child)
             for merged in merges:
                 self._merge(out, merged, where)
             return out
-        if _kind(node) == "sequence":
-            return [self.build(item, (*where, i)) for i, item in enumerate(node.value)]
-        return self._scalar(node, where)
+        return [self.build(item, (*where, i)) for i, item in enumerate(node.value)]
 
     def _merge(self, out: dict[Any, Any], merged: yaml.Node, where: Path) -> None:
         """Apply a ``<<: *anchor`` merge key: the mapping's own keys win, then earlier sources.
@@ -150,18 +195,40 @@ class _Builder:
         if _kind(node) != "scalar":
             return self.build(node, where)
         try:
-            return self.loader.construct_object(node, deep=True)
+            value = self.loader.construct_object(node, deep=True)
         except yaml.constructor.ConstructorError as exc:
             raise self._error(
                 node,
                 where,
-                f"unsupported YAML tag {node.tag!r}",
+                f"unsupported YAML tag {shown(node.tag)}",
                 "only plain YAML is loaded (safe loader); remove the tag",
             ) from exc
+        except (ValueError, OverflowError) as exc:  # 5,000 digits; a 30th of February
+            raise self._unreadable(node, where, str(exc).split(";")[0]) from None
+        if isinstance(value, int) and value.bit_length() > _INT_BITS:  # 0x and 1:2:3 forms
+            raise self._unreadable(node, where, "too large")
+        return value
+
+    def _unreadable(self, node: yaml.Node, where: Path, reason: str) -> SpecError:
+        kind = _TAG_NAMES.get(node.tag, "a value")
+        return self._error(
+            node,
+            where,
+            f"cannot read {shown(node.value, 40)} as {kind}: {reason}",
+            "quote it to keep it as text",
+        )
 
     def _error(self, node: yaml.Node, where: Path, message: str, hint: str) -> SpecError:
-        mark = node.start_mark
-        return SpecError(Location(self.path, mark.line + 1, mark.column + 1), dotted(where), message, hint)
+        line, col = self.lines(node.start_mark)
+        return SpecError(Location(self.path, line, col), dotted(where), message, hint)
+
+
+_TAG_NAMES = {
+    "tag:yaml.org,2002:int": "a whole number",
+    "tag:yaml.org,2002:float": "a number",
+    "tag:yaml.org,2002:timestamp": "a date",
+    "tag:yaml.org,2002:binary": "binary data",
+}
 
 
 class _Unparsable(Exception):
@@ -175,15 +242,59 @@ _FAST_LOADER: type[yaml.SafeLoader] | None = getattr(yaml, "CSafeLoader", None)
 
 def load_yaml(text: str, path: str) -> Sourced:
     """Parse one YAML document into plain values with the location of each."""
+    lines = _Lines(text)
+    _refuse_characters(text, path)
+    _refuse_deep_nesting(text, path, lines)
     if _FAST_LOADER is not None:
         try:
-            return _load(text, path, _FAST_LOADER, fast=True)
+            return _load(text, path, lines, _FAST_LOADER, fast=True)
         except _Unparsable:
             pass
-    return _load(text, path, yaml.SafeLoader)
+    return _load(text, path, lines, yaml.SafeLoader)
 
 
-def _load(text: str, path: str, loader_class: type[yaml.SafeLoader], fast: bool = False) -> Sourced:
+def _refuse_characters(text: str, path: str) -> None:
+    found = _NOT_YAML.search(text)
+    if found:
+        line, col = LineIndex(text).position(found.start())
+        raise SpecError(
+            Location(path, line, col),
+            "",
+            f"invalid YAML: character {shown(found.group())} (U+{ord(found.group()):04X}) is not allowed",
+            f"delete it; inside double quotes, write it as {escape(found.group())}",
+        )
+
+
+def _refuse_deep_nesting(text: str, path: str, lines: _Lines) -> None:
+    """Composing a document recurses once per level (in C for libyaml): count levels first."""
+    if yaml_depth_bound(text) <= MAX_DEPTH:
+        return
+    loader = (_FAST_LOADER or yaml.SafeLoader)(text)
+    depth = 0
+    try:
+        while loader.check_event():
+            event = loader.get_event()  # type: ignore[no-untyped-call]
+            kind = type(event).__name__
+            if kind in {"MappingStartEvent", "SequenceStartEvent"}:
+                depth += 1
+                if depth > MAX_DEPTH:
+                    raise SpecError(
+                        Location(path, *lines(event.start_mark)),
+                        "",
+                        f"values nest more than {MAX_DEPTH} levels deep",
+                        "flatten the structure; benchmarks and cases need only a few levels",
+                    )
+            elif kind in {"MappingEndEvent", "SequenceEndEvent"}:
+                depth -= 1
+    except yaml.YAMLError:
+        return  # loading reports the syntax error, met before the composer nests too deep
+    finally:
+        loader.dispose()
+
+
+def _load(
+    text: str, path: str, lines: _Lines, loader_class: type[yaml.SafeLoader], fast: bool = False
+) -> Sourced:
     loader = loader_class(text)
     try:
         try:
@@ -191,23 +302,23 @@ def _load(text: str, path: str, loader_class: type[yaml.SafeLoader], fast: bool 
         except yaml.YAMLError as exc:
             if fast:
                 raise _Unparsable from None
-            raise _syntax_error(exc, text, path) from None
+            raise _syntax_error(exc, text, path, lines) from None
         if node is None:
             return Sourced(path, None, {(): (1, 1)})
-        builder = _Builder(loader, path)
+        builder = _Builder(loader, path, lines)
         data = builder.build(node, ())
         return Sourced(path, data, builder.marks)
     finally:
         loader.dispose()
 
 
-def _syntax_error(exc: yaml.YAMLError, text: str, path: str) -> SpecError:
+def _syntax_error(exc: yaml.YAMLError, text: str, path: str, lines: _Lines) -> SpecError:
     if isinstance(exc, yaml.MarkedYAMLError):
         mark = exc.problem_mark or exc.context_mark
         if exc.context_mark and (mark is None or mark.index >= len(text.rstrip())):
             # "found unexpected end of stream": the unclosed bracket or quote is the place to fix
             mark = exc.context_mark
-        line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)
+        line, col = lines(mark) if mark else (1, 1)
         problem = exc.problem or str(exc)
         if exc.context:
             problem = f"{problem} ({exc.context})"
