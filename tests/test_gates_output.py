@@ -98,3 +98,13 @@ def test_rubric_guidelines_may_hold_special_instructions(project: pytest.Pyteste
     result = run(project)
     assert "PASS" in gate_row(result, "R")
     assert result.ret == 0
+
+
+def test_yaml_file_outside_the_benchmark_folders_says_how_to_collect_it(project: pytest.Pytester) -> None:
+    write(project, {"evals/B1.yaml": bench("B1", ["PASS"])})
+    result = project.runpytest_inprocess("evals/B1.yaml", "-p", "no:syrupy", "-p", "no:cacheprovider")
+    result.stdout.fnmatch_lines(["evals/B1.yaml: not collected: *llmjudge_paths (now: benchmarks)"])
+    project.makeini("[pytest]\nllmjudge_paths = evals\n")
+    result = project.runpytest_inprocess("evals/B1.yaml", "-p", "no:syrupy", "-p", "no:cacheprovider")
+    assert "not collected" not in result.stdout.str()
+    result.assert_outcomes(passed=2)

@@ -71,3 +71,29 @@ def test_benchmarks_whose_requests_are_never_sent_have_no_snapshot(suite: Suite)
     result = suite.run("benchmarks", "--snapshot-update", syrupy=True)
     result.stdout.fnmatch_lines(["1 snapshot generated."])
     assert snapshot_files(suite) == ["A-OK1.ambr"]
+
+
+def test_compiled_rubric_has_no_empty_conditions_and_shows_every_example(suite: Suite) -> None:
+    body = GOOD.replace(
+        "inclusion_criteria: Apply when there is output. Flag if it does not say hello.\n",
+        "examples:\n  - 'Output: bye.'\n  - 'POSITIVE example: Output: hello there.'\n",
+    )
+    suite.benchmark("A-OK1", body)
+    suite.run("benchmarks", "-k", "prompt", "--snapshot-update", syrupy=True)
+    text = (suite.root / "benchmarks/a/__snapshots__/A-OK1.ambr").read_text()
+    assert "None of the automatic-fail conditions above is true." not in text
+    assert "1. The output shows the behavior in the description above." in text
+    assert "EXAMPLES OF FAILURES (few-shot):\n      - Output: bye." in text
+    assert "EXAMPLES THAT PASS (few-shot):\n      - Output: hello there." in text
+
+
+def test_benchmark_examples_are_kept_with_a_prompt_file(suite: Suite) -> None:
+    suite.write(
+        "evaluators/p.md",
+        "BEHAVIOR: greeting\n\nDESCRIPTION:\nSays hello.\n\nRUBRIC\n"
+        "Automatic fail if any of the following are true:\n- No greeting.\n",
+    )
+    suite.benchmark("A-OK1", GOOD + "llm_prompt_file: evaluators/p.md\nexamples: ['Output: bye.']\n")
+    suite.run("benchmarks", "-k", "prompt", "--snapshot-update", syrupy=True)
+    text = (suite.root / "benchmarks/a/__snapshots__/A-OK1.ambr").read_text()
+    assert "EXAMPLES OF FAILURES (few-shot):\n      - Output: bye." in text

@@ -19,9 +19,10 @@ import jinja2
 from ..suite.files import Benchmark, Case
 from ..suite.hashing import digest
 from ..suite.prompt_file import Bullet, PromptSections
+from ..suite.vocabulary import PROMPT_STYLES
 
 DEFAULT_STYLE = "no_reasoning"
-STYLES = ("no_reasoning", "short_cot", "long_cot")
+STYLES = PROMPT_STYLES
 DEFAULT_UNCERTAINTY = (
     "If the information is ambiguous or incomplete, set pass = false and explain that the case is "
     "uncertain in the reason."
@@ -136,10 +137,25 @@ def sections_from_fields(benchmark: Benchmark) -> PromptSections:
         include=tuple(include),
         ignore=tuple(ignore),
         automatic_fail=tuple(fails),
-        pass_conditions=(Bullet("None of the automatic-fail conditions above is true.", 0),),
+        pass_conditions=(Bullet(_ONLY_CONDITION if fails else _DESCRIBED, 0),),
         uncertainty_policy=DEFAULT_UNCERTAINTY,
         examples=tuple(spec.examples or ()),
     )
+
+
+_ONLY_CONDITION = "None of the automatic-fail conditions above is true."
+_DESCRIBED = "The output shows the behavior in the description above."
+_POSITIVE = re.compile(r"^\s*positive(?:\s+example)?\s*[:\-–]\s*", re.IGNORECASE)
+
+
+def _split_examples(examples: tuple[str, ...]) -> tuple[list[str], list[str]]:
+    """``examples`` as (failures, passes): a "POSITIVE example: …" item shows a pass."""
+    failures: list[str] = []
+    passes: list[str] = []
+    for example in examples:
+        found = _POSITIVE.match(example)
+        (passes if found else failures).append(example[found.end() :] if found else example)
+    return failures, passes
 
 
 def _pass_rule(count: int) -> str:
@@ -165,7 +181,8 @@ def compile_rubric(sections: PromptSections, code: str, style: str = DEFAULT_STY
         pass_conditions=sections.pass_conditions,
         acceptable_variations=sections.acceptable_variations,
         uncertainty_policy=sections.uncertainty_policy or DEFAULT_UNCERTAINTY,
-        examples=sections.examples,
+        examples=_split_examples(sections.examples)[0],
+        pass_examples=_split_examples(sections.examples)[1],
         notes=dict(sections.notes),
         pass_rule=_pass_rule(len(sections.pass_conditions)),
         output_instruction=own or render(f"output_{style}.j2").strip(),

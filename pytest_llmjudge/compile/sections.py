@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from ..suite.errors import display_path
@@ -17,4 +18,7 @@ def sections_for(benchmark: Benchmark, display_root: Path) -> PromptSections:
     if benchmark.prompt_path is None:
         return sections_from_fields(benchmark)
     display = display_path(benchmark.prompt_path, display_root)
-    return parse_prompt(decode(benchmark.prompt_path.read_bytes(), display), display)
+    sections = parse_prompt(decode(benchmark.prompt_path.read_bytes(), display), display)
+    if benchmark.spec.examples and not sections.examples:  # the benchmark's examples still count
+        sections = replace(sections, examples=tuple(benchmark.spec.examples))
+    return sections

@@ -154,6 +154,27 @@ class RunState:
 
     # -- hooks ------------------------------------------------------------------------------
 
+    def pytest_report_collectionfinish(self, config: pytest.Config) -> list[str]:
+        """A YAML file named on the command line that is not a collected benchmark: say why."""
+        from pathlib import Path
+
+        folders = ", ".join(config.getini("llmjudge_paths"))
+        lines = []
+        for arg in config.args:
+            path = Path(arg.split("::")[0])
+            if path.suffix not in {".yaml", ".yml"} or not path.is_file():
+                continue
+            try:
+                nodeid = path.resolve().relative_to(config.rootpath.resolve()).as_posix()
+            except ValueError:
+                nodeid = str(path)
+            if nodeid not in self.benchmark_files:
+                lines.append(
+                    f"{arg}: not collected: benchmark files are YAML files that declare `code:` below "
+                    f"a folder named in the ini option llmjudge_paths (now: {folders})"
+                )
+        return lines
+
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         if report.failed:
             self.collect_failures.add(report.nodeid)
