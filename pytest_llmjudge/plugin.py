@@ -37,6 +37,9 @@ _HELP = {
     "margin": "smallest pass-rate change the baseline comparison must be able to detect",
     "alpha": "significance level of the baseline comparison (Holm-adjusted across benchmarks)",
     "fail_on": "'regression': a significant regression against the baseline fails its benchmark's gate",
+    "min_tpr": "judge trust: least share of human-pass cases the judge must pass (judge.min_tpr wins)",
+    "min_tnr": "judge trust: least share of human-fail cases the judge must fail (judge.min_tnr wins)",
+    "min_labels": "judge trust: least number of human-labelled cases (judge.min_labels wins)",
 }
 
 

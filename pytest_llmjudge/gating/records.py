@@ -31,6 +31,13 @@ class CaseRecord:
     requests: int = 0
     input_tokens: int = 0
     output_tokens: int = 0
+    # judge calibration: whether the item is a calibration case (judged, not gated), the judge's
+    # own verdict and the benchmark's trust minimums
+    calibration: bool = False
+    judge_pass: bool | None = None
+    min_tpr: float | None = None
+    min_tnr: float | None = None
+    min_labels: int | None = None
     case_label: str | None = None  # the human label of the case, if any
     flaky: bool = False  # repeated samples disagree
     stability: float | None = None  # share of samples agreeing with the verdict

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
 
 
 def case_record(item: pytest.Item, report: pytest.TestReport) -> CaseRecord | None:
+    from .calibration_items import calibration_fields
     from .nodes import CaseItem, PromptItem
 
     if isinstance(item, PromptItem) and not item.benchmark.cases and report.when == "call":
@@ -70,6 +71,7 @@ def case_record(item: pytest.Item, report: pytest.TestReport) -> CaseRecord | No
         input_tokens=usage.input_tokens if usage else 0,
         output_tokens=usage.output_tokens if usage else 0,
         **repeated,
+        **calibration_fields(item, verdict),
     )
 
 

@@ -15,4 +15,9 @@ def junit_properties(record: CaseRecord) -> list[tuple[str, str]]:
     if record.flaky:
         props.append(("llmjudge_flaky", "true"))
     props += [("llmjudge_model", record.model), ("llmjudge_prompt_hash", record.prompt_hash)]
+    if record.case_label and record.judge_pass is not None:
+        if record.calibration:  # the item's outcome is the agreement; the verdict is the judge's
+            props[0] = ("llmjudge_verdict", "pass" if record.judge_pass else "fail")
+        agrees = (record.case_label == "pass") == record.judge_pass
+        props += [("llmjudge_label", record.case_label), ("llmjudge_agrees", str(agrees).lower())]
     return props

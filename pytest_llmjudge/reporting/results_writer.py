@@ -79,12 +79,16 @@ def build_results(
     rubric_members: dict[str, list[str]],
     comparisons: Sequence[Comparison] | None,
     flips: list[dict[str, str]] | None,
+    calibrations: dict[str, dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
-    """The format-1 dict of a run."""
+    """The format-1 dict of a run; ``calibrations`` maps a benchmark code to its ``calibration``."""
     by_benchmark: dict[str, list[CaseRecord]] = {}
     for record in records:
         by_benchmark.setdefault(record.benchmark, []).append(record)
-    benchmarks = [_benchmark(gate, by_benchmark.get(gate.code, [])) for gate in gates]
+    calibrations = calibrations or {}
+    benchmarks = [
+        _benchmark(gate, by_benchmark.get(gate.code, []), calibrations.get(gate.code)) for gate in gates
+    ]
     cases = [c for b in benchmarks for c in b["cases"]]
     samples = [s for c in cases for s in c["samples"]]
     totals = {
@@ -120,7 +124,9 @@ def build_results(
     }
 
 
-def _benchmark(gate: BenchmarkGate, records: list[CaseRecord]) -> dict[str, Any]:
+def _benchmark(
+    gate: BenchmarkGate, records: list[CaseRecord], calibration: dict[str, Any] | None = None
+) -> dict[str, Any]:
     judged = next((r for r in records if r.judge is not None), None)
     judge = judged.judge if judged is not None and judged.judge is not None else {}
     return {
@@ -137,7 +143,7 @@ def _benchmark(gate: BenchmarkGate, records: list[CaseRecord]) -> dict[str, Any]
         "gate_rule": gate.gate_rule,
         "request": judge.get("request"),
         "gate": _gate(gate, any(len(r.samples) > 1 for r in records)),
-        "calibration": None,
+        "calibration": calibration,
         "cases": [_case(r) for r in records if r.case],
     }
 
@@ -185,7 +191,7 @@ def _case(record: CaseRecord) -> dict[str, Any]:
         "id": record.case,
         "nodeid": record.nodeid,
         "location": record.location,
-        "calibration": False,
+        "calibration": record.calibration,
         "request_digest": record.prompt_hash,
         "label": record.case_label,
         "result": record.result,

@@ -62,6 +62,9 @@ class JudgeSettings(_Strict):
     repeats: Annotated[int, Field(ge=1)] | None = None
     reduce: Reduce | None = None
     gate: GateRule | None = None
+    min_tpr: Fraction | None = None
+    min_tnr: Fraction | None = None
+    min_labels: Annotated[int, Field(ge=0)] | None = None
 
 
 class CheckSpec(_Strict):
@@ -101,6 +104,7 @@ class BenchmarkSpec(_Strict):
     notes: str | None = None
     cases: list[CaseSpec] | None = None
     cases_file: str | None = None
+    calibration_file: str | None = None
     no_cases: bool = False
     judge: JudgeSettings | None = None
     checks: list[CheckSpec] | None = None
@@ -147,6 +151,7 @@ class Benchmark:
     location: Location
     cases: tuple[Case, ...]
     prompt_path: Path | None
+    calibration_cases: tuple[Case, ...] = ()  # labelled, judged and reported, not gated
 
     @property
     def code(self) -> str:
@@ -351,7 +356,27 @@ def load_benchmark(path: Path, display: str, rootdir: Path, allow_outside: bool 
             f"evaluator_type '{spec.evaluator_type}' has cases but no deterministic checks",
             "add a 'checks:' list (contains, equals, equals_expected, is_instance, python)",
         )
-    return Benchmark(spec, doc.where(("code",)), tuple(cases), prompt_path)
+    calibration = _load_calibration_cases(spec, doc, rootdir, allow_outside)
+    return Benchmark(spec, doc.where(("code",)), tuple(cases), prompt_path, calibration)
+
+
+def _load_calibration_cases(
+    spec: BenchmarkSpec, doc: Sourced, rootdir: Path, allow_outside: bool
+) -> tuple[Case, ...]:
+    """The cases of ``calibration_file``: each needs a human ``label``; ids are unique among them."""
+    if spec.calibration_file is None:
+        return ()
+    cases = _load_cases_file(spec.calibration_file, doc, rootdir, allow_outside, "calibration_file")
+    for case in cases:
+        if case.spec.label is None:
+            raise SpecError(
+                case.location,
+                "label",
+                f"calibration case '{case.id}' has no human label",
+                "add 'label: pass' or 'label: fail' (calibration cases measure the judge against it)",
+            )
+    _check_unique_ids(cases)
+    return tuple(cases)
 
 
 def _check_case_count(spec: BenchmarkSpec, data: dict[str, Any], doc: Sourced, count: int) -> None:

@@ -36,6 +36,9 @@ class RunSettings:
     margin: float = 0.05
     alpha: float = 0.05
     fail_on: str | None = None
+    min_tpr: float | None = None
+    min_tnr: float | None = None
+    min_labels: int | None = None
 
 
 # How a setting given as text is read; each also comes from LLMJUDGE_<NAME> and llmjudge_<name>.
@@ -61,6 +64,9 @@ _CONVERTERS: dict[str, Callable[[str], Any]] = {
     "margin": float,
     "alpha": float,
     "fail_on": str,
+    "min_tpr": float,
+    "min_tnr": float,
+    "min_labels": int,
 }
 FAIL_ON = ("regression",)
 DEFAULTS = RunSettings()
@@ -122,6 +128,10 @@ def _invalid(name: str, value: Any) -> str | None:
         return f"must lie strictly between 0 and 1, not {value:g}"
     if name == "alpha" and not 0 < value < 1:
         return f"must lie strictly between 0 and 1, not {value:g}"
+    if name in {"min_tpr", "min_tnr"} and not 0 <= value <= 1:
+        return f"must be a rate from 0 to 1, not {value:g}"
+    if name == "min_labels" and value < 0:
+        return f"must be 0 or more, not {value}"
     if name == "temperature" and not value >= 0:
         return f"must be 0 or more, not {value:g}"
     return None
