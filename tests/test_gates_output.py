@@ -108,3 +108,32 @@ def test_yaml_file_outside_the_benchmark_folders_says_how_to_collect_it(project:
     result = project.runpytest_inprocess("evals/B1.yaml", "-p", "no:syrupy", "-p", "no:cacheprovider")
     assert "not collected" not in result.stdout.str()
     result.assert_outcomes(passed=2)
+
+
+LONG_REASON_JUDGE = """
+from pydantic_ai.messages import ModelResponse, ToolCallPart
+from pydantic_ai.models.function import FunctionModel
+
+def judge(messages, info):
+    reason = "the dose is wrong " * 30 + "END"
+    return ModelResponse(parts=[ToolCallPart(info.output_tools[0].name, {"pass": False, "reason": reason})])
+
+def pytest_llmjudge_model(config):
+    return FunctionModel(judge, model_name="long-judge")
+"""
+
+
+def test_failure_lines_carry_the_reason_cut_in_the_terminal_whole_in_junit(
+    pytester: pytest.Pytester,
+) -> None:
+    import xml.etree.ElementTree as ET
+
+    pytester.makeconftest(LONG_REASON_JUDGE)
+    write(pytester, {"benchmarks/B1.yaml": bench("B1", ["x"], threshold=0.5)})
+    result = run(pytester, "--junitxml=out.xml", "-rf")
+    out = result.stdout.str()
+    assert "FAILED benchmarks/B1.yaml::B1::c0 - FAIL: the dose is wrong" in out
+    assert "END" not in out and "…" in out
+    failure = next(ET.parse(pytester.path / "out.xml").getroot().iter("failure"))
+    assert failure.get("message", "").startswith("FAIL: the dose is wrong")
+    assert "END" in (failure.text or "")
