@@ -137,3 +137,13 @@ def test_failure_lines_carry_the_reason_cut_in_the_terminal_whole_in_junit(
     failure = next(ET.parse(pytester.path / "out.xml").getroot().iter("failure"))
     assert failure.get("message", "").startswith("FAIL: the dose is wrong")
     assert "END" in (failure.text or "")
+
+
+def test_bad_model_of_one_benchmark_is_an_error_of_its_cases_at_its_line(project: pytest.Pytester) -> None:
+    write(project, {"benchmarks/B1.yaml": bench("B1", ["PASS"], judge={"model": "opnai:gpt-4o"})})
+    write(project, {"benchmarks/B2.yaml": bench("B2", ["PASS"], threshold=0.5)})
+    result = run(project)
+    out = result.stdout.str()
+    assert "benchmarks/B1.yaml:5:" in out and "judge.model:" in out and "opnai" in out
+    result.assert_outcomes(passed=3, errors=1)  # B2 still ran
+    assert result.ret == 1

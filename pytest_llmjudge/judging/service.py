@@ -197,8 +197,12 @@ class JudgingService:
                 missing += 1
             except ModelConfigError as exc:
                 own = case.benchmark.spec.judge
-                source = f"{case.benchmark.location}: judge.model" if own and own.model else "judge model"
-                raise JudgeSetupError(f"{source}: {exc}") from None
+                if own and own.model:  # the benchmark's own model: an error of its cases only
+                    where = case.benchmark.judge_model_location or case.benchmark.location
+                    failure = JudgeFailure("judge-setup", f"{where}: judge.model: {exc}")
+                    self.outcomes[case.nodeid] = Outcome(None, failure, model=own.model, attempts=0)
+                    continue
+                raise JudgeSetupError(f"judge model: {exc}") from None
         if missing:
             raise JudgeSetupError(NO_MODEL_MESSAGE.format(count=missing))
         self._start(judged)

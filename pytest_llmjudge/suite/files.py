@@ -120,6 +120,7 @@ class EvaluationGuidelines(_Strict):
     acceptable_deviations: list[str] | None = None
     critical_requirements: list[str] | None = None
     evidence_requirements: str | None = None
+    special_instructions: str | None = None
 
 
 class RubricSpec(_Strict):
@@ -152,6 +153,8 @@ class Benchmark:
     cases: tuple[Case, ...]
     prompt_path: Path | None
     calibration_cases: tuple[Case, ...] = ()  # labelled, judged and reported, not gated
+    parent_rubric_location: Location | None = None
+    judge_model_location: Location | None = None
 
     @property
     def code(self) -> str:
@@ -162,6 +165,7 @@ class Benchmark:
 class Rubric:
     spec: RubricSpec
     location: Location
+    benchmark_locations: tuple[Location, ...] = ()  # of each entry of ``benchmarks``
 
 
 def read_text(path: Path, display: str) -> str:
@@ -357,7 +361,9 @@ def load_benchmark(path: Path, display: str, rootdir: Path, allow_outside: bool 
             "add a 'checks:' list (contains, equals, equals_expected, is_instance, python)",
         )
     calibration = _load_calibration_cases(spec, doc, rootdir, allow_outside)
-    return Benchmark(spec, doc.where(("code",)), tuple(cases), prompt_path, calibration)
+    parent = doc.where(("parent_rubric",)) if spec.parent_rubric else None
+    model_at = doc.where(("judge", "model")) if spec.judge and spec.judge.model else None
+    return Benchmark(spec, doc.where(("code",)), tuple(cases), prompt_path, calibration, parent, model_at)
 
 
 def _load_calibration_cases(
@@ -493,4 +499,5 @@ def _json_problem(exc: json.JSONDecodeError, number: int) -> str:
 def load_rubric(path: Path, display: str) -> Rubric:
     doc = read_yaml(path, display)
     spec = _validate(RubricSpec, _mapping(doc, "rubric"), doc)
-    return Rubric(spec, doc.where(("code",)))
+    entries = tuple(doc.where(("benchmarks", i)) for i in range(len(spec.benchmarks)))
+    return Rubric(spec, doc.where(("code",)), entries)
