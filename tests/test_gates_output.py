@@ -147,3 +147,20 @@ def test_bad_model_of_one_benchmark_is_an_error_of_its_cases_at_its_line(project
     assert "benchmarks/B1.yaml:5:" in out and "judge.model:" in out and "opnai" in out
     result.assert_outcomes(passed=3, errors=1)  # B2 still ran
     assert result.ret == 1
+
+
+def test_refused_connection_is_reported_at_once_with_its_url(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import time
+
+    import pydantic_ai.models
+
+    monkeypatch.setattr(pydantic_ai.models, "ALLOW_MODEL_REQUESTS", True)  # to a closed local port
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+    write(pytester, {"benchmarks/B1.yaml": bench("B1", ["PASS"])})
+    started = time.monotonic()
+    result = run(pytester, "--llmjudge-model=openai:x", "--llmjudge-base-url=http://127.0.0.1:9/v1")
+    assert time.monotonic() - started < 20
+    out = result.stdout.str()
+    assert "judge ERROR (connection-refused) after 1 attempt: connection refused by http://127.0.0.1:9" in out

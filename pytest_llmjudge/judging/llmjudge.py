@@ -338,6 +338,25 @@ def _verdict(out: JudgeVerdict) -> Verdict:
     return Verdict(out.pass_, out.reason, out.score, out.confidence, out.uncertain)
 
 
+def _refused(exc: BaseException) -> tuple[bool, str]:
+    """Whether ``exc`` (or an exception it was raised from) is a refused connection, and the URL
+    of the request it was for, if any exception in the chain carries one."""
+    refused, url = False, ""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        refused = refused or isinstance(current, ConnectionRefusedError) or "refused" in str(current).lower()
+        try:  # httpx raises RuntimeError for an error without its request
+            request = getattr(current, "_request", None) or getattr(current, "request", None)
+        except RuntimeError:
+            request = None
+        if not url and request is not None and getattr(request, "url", None) is not None:
+            url = str(request.url)
+        current = current.__cause__ or current.__context__
+    return refused, url
+
+
 def classify(exc: BaseException) -> JudgeFailure:
     """Map a judge-call exception to a ``JudgeFailure`` saying whether a retry can help."""
     if isinstance(exc, JudgeFailure):
@@ -356,7 +375,11 @@ def classify(exc: BaseException) -> JudgeFailure:
     if isinstance(exc, ModelRequestRejectedError):
         return JudgeFailure("rejected", str(exc), False)
     if isinstance(exc, ModelConnectionError | ModelServerError | ModelUnavailableError):
-        return JudgeFailure("transport", str(exc), True, retry_after)
+        refused, url = _refused(exc)
+        if refused:  # nothing listens there: retrying cannot help
+            return JudgeFailure("connection-refused", f"connection refused by {url or 'the judge server'}")
+        where = f" ({url})" if url else ""
+        return JudgeFailure("transport", f"{exc}{where}", True, retry_after)
     if isinstance(exc, ModelAPIError):
         return JudgeFailure("api-error", str(exc), False, retry_after)
     if isinstance(exc, ContentFilterError):
