@@ -19,6 +19,7 @@ import time
 from collections.abc import Callable
 
 from pytest_llmjudge.compile.request import compile_rubric, without_comments
+from pytest_llmjudge.lint.logic import normalize
 from pytest_llmjudge.suite.errors import SpecError
 from pytest_llmjudge.suite.nesting import json_too_deep
 from pytest_llmjudge.suite.prompt_file import parse_prompt
@@ -45,6 +46,11 @@ def continuation_lines(n: int) -> Callable[[], object]:
 def comments_between_spaces(n: int) -> Callable[[], object]:
     text = (" " * 9 + "<!-- x -->") * (n // 19)
     return lambda: without_comments(text)
+
+
+def lint_unclosed_comments(n: int) -> Callable[[], object]:
+    text = "<!--" * (n // 4)
+    return lambda: normalize(text)
 
 
 def yaml_nesting(n: int) -> Callable[[], object]:
@@ -74,6 +80,7 @@ ROWS = [
     ("prompt bullet of N/4 unclosed <!--", unclosed_comments),
     ("prompt bullet of N/7 continuation lines", continuation_lines),
     ("without_comments, comments between spaces", comments_between_spaces),
+    ("linter's bullet text, N/4 unclosed <!--", lint_unclosed_comments),
     ("YAML, N/2 nested [ (refused)", yaml_nesting),
     ("YAML, N/40 cases with [ in strings", yaml_strings_of_brackets),
     ("JSONL line, N [ inside a string", jsonl_brackets_in_strings),

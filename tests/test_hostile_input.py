@@ -187,6 +187,19 @@ def test_prompt_with_long_runs_of_spaces_and_unclosed_comments_is_quick(suite: S
     result.assert_outcomes(passed=2)
 
 
+def test_lint_of_a_prompt_with_unclosed_comments_is_quick(suite: Suite) -> None:
+    suite.write(
+        "evaluators/p_prompt.md",
+        "SYSTEM: You judge.\n\nRUBRIC\n\nAutomatic fail if any of the following are true:\n"
+        f"- {'<!--' * 20_000}\n",
+        dedent=False,
+    )
+    start = time.perf_counter()
+    result = cli(suite, "lint", "evaluators")
+    assert time.perf_counter() - start < 15.0, result.stdout  # a hang guard: took 24 s
+    assert "Traceback" not in result.stderr
+
+
 # -- benchmarks that would pass their gate with no case judged -------------------------------
 
 

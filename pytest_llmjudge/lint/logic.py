@@ -7,6 +7,7 @@ name the output, and which conjunctions join whole conditions rather than nouns.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..suite.prompt_file import Bullet
@@ -21,6 +22,14 @@ def _set(words: str) -> frozenset[str]:
 
 
 _COMMENT = re.compile(r"<!--.*?-->")
+
+
+def _without_comments(text: str, replace: Callable[[re.Match[str]], str]) -> str:
+    # Only up to the last "-->": after it, each unclosed "<!--" made the regex scan to the end.
+    end = text.rfind("-->") + 3
+    return _COMMENT.sub(replace, text[:end]) + text[end:] if end > 2 else text
+
+
 _QUOTES = str.maketrans({"’": "'", "‘": "'", "“": '"', "”": '"', "`": "", "*": "", "_": " "})
 
 OUTPUT_WORDS = _set(
@@ -55,7 +64,7 @@ _FLOATED = frozenset({"both", "all", "each"})
 
 def normalize(text: str) -> str:
     """Straight quotes and apostrophes, no HTML comments or markdown emphasis, single spaces."""
-    return " ".join(_COMMENT.sub(" ", text).translate(_QUOTES).split())
+    return " ".join(_without_comments(text, lambda _: " ").translate(_QUOTES).split())
 
 
 @dataclass(frozen=True)
@@ -79,7 +88,7 @@ def bullet_text(prompt: PromptDocument, bullet: Bullet) -> BulletText:
     for number, raw in prompt.bullet_lines(bullet):
         marker = _MARKER.match(raw)
         col = marker.end() if marker else len(raw) - len(raw.lstrip())
-        piece = _COMMENT.sub(lambda m: " " * len(m.group(0)), raw[col:]).rstrip()
+        piece = _without_comments(raw[col:], lambda m: " " * len(m.group(0))).rstrip()
         if offset:
             offset += 1
         segments.append((offset, number, col))
