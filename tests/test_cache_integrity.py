@@ -118,3 +118,17 @@ def test_replay_without_a_cache_file_creates_none(pytester: pytest.Pytester) -> 
     )
     assert "no cached verdict" in result.stdout.str()
     assert not (pytester.path / ".llmjudge" / "cache.sqlite").exists()
+
+
+@pytest.mark.parametrize("command", ["stats", "prune"])
+def test_cache_commands_on_a_foreign_file_say_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], command: str
+) -> None:
+    from pytest_llmjudge.cli.main import main as cli_main
+
+    path = tmp_path / "cache.sqlite"
+    with sqlite3.connect(path) as db:
+        db.execute("CREATE TABLE verdicts (id INTEGER PRIMARY KEY, text TEXT)")
+    extra = ["--older-than", "30"] if command == "prune" else []
+    code = cli_main(["cache", "--path", str(path), command, *extra])
+    assert code != 0 and "not a usable verdict cache" in capsys.readouterr().err

@@ -70,6 +70,9 @@ def _stats(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     try:
         stats = cache.stats()
+    except CacheError as exc:  # damage that the check on opening did not see
+        print(f"llmjudge cache: {exc}", file=sys.stderr)
+        return EXIT_USAGE
     finally:
         cache.close()
     for line in stats_lines(stats):
@@ -104,6 +107,9 @@ def _prune(args: argparse.Namespace) -> int:
     try:
         before = cache.stats().entries
         removed = cache.prune(args.older_than)
+    except CacheError as exc:
+        print(f"llmjudge cache: {exc}", file=sys.stderr)
+        return EXIT_USAGE
     finally:
         cache.close()
     days = f"{args.older_than:g}"
