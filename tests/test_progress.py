@@ -11,6 +11,7 @@ import pytest
 from conftest import Suite
 
 from pytest_llmjudge.judging.scheduler import Progress, Scheduler, Slots
+from pytest_llmjudge.reporting import status_line
 from pytest_llmjudge.reporting.status_line import ERASE_TO_END, RESTORE, SAVE, StatusLine, status_text, wanted
 
 
@@ -104,3 +105,46 @@ def test_no_status_line_when_output_is_not_a_terminal(suite: Suite) -> None:
     result = suite.run()
     result.assert_outcomes(passed=2)
     assert SAVE not in result.stdout.str() and ERASE_TO_END not in result.stdout.str()
+
+
+# A judge that takes 0.7 s over cases whose output says SLOW, so their items wait and the status
+# line is drawn; instant otherwise.
+SLOW_JUDGE = """
+import asyncio
+
+import pydantic_ai.models
+from pydantic_ai.messages import ModelResponse, ToolCallPart
+from pydantic_ai.models.function import FunctionModel
+
+pydantic_ai.models.ALLOW_MODEL_REQUESTS = False
+
+
+async def judge(messages, info):
+    texts = [getattr(p, "content", None) for m in messages for p in m.parts]
+    if "SLOW" in "".join(t for t in texts if isinstance(t, str)):
+        await asyncio.sleep(0.7)
+    args = {"pass": True, "reason": "fine"}
+    return ModelResponse(parts=[ToolCallPart(info.output_tools[0].name, args)])
+
+
+def pytest_llmjudge_model(config):
+    return FunctionModel(judge, model_name="slow")
+"""
+
+CACHED_CASES = (
+    "code: B-P\nconcept: Fine.\ncases:\n  - {id: a, candidate_output: x}\n  - {id: b, candidate_output: y}\n"
+)
+
+
+def test_the_status_line_counts_the_cases_the_cache_answered(
+    suite: Suite, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    suite.pytester.makeconftest(SLOW_JUDGE)
+    suite.benchmark("B-P", CACHED_CASES)
+    suite.run().assert_outcomes(passed=3)  # a and b are judged and cached
+    suite.benchmark("B-P", CACHED_CASES + "  - {id: c, candidate_output: SLOW}\n")
+    monkeypatch.setattr(status_line, "wanted", lambda *args: True)  # as on an interactive terminal
+    monkeypatch.setenv("COLUMNS", "200")
+    result = suite.run("-q")
+    result.assert_outcomes(passed=4)
+    assert "judging 0/1 · 1 in flight · 0 queued · 2 cached · 0 errors" in result.stdout.str()
