@@ -13,12 +13,13 @@ from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_validator
 
-from .errors import Location, SpecError, nearest
+from .errors import Location, SpecError
 from .nesting import MAX_DEPTH, json_too_deep
 from .reading import check_regular_file, read_regular_file, resolve_in_root
 from .text import shown, split_lines
+from .validation import validation_error
 from .vocabulary import GateRule, Reduce
-from .yamlsrc import Sourced, decode, dotted, load_yaml
+from .yamlsrc import Sourced, decode, load_yaml
 
 CODE_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]*$"
 PROMPT_ITEM = "prompt"  # the name of each benchmark's prompt item, so no case may use it
@@ -198,126 +199,7 @@ def _validate(model: type[M], data: Any, doc: Sourced, prefix: tuple[str | int, 
     try:
         return model.model_validate(data)
     except ValidationError as exc:
-        raise _spec_error(exc, model, doc, prefix) from None
-
-
-def _known_keys(model: type[BaseModel], loc: tuple[str | int, ...]) -> list[str]:
-    """Field names of the nested model that ``loc`` (ending in the unknown key) lives in."""
-    current: Any = model
-    for part in loc[:-1]:
-        if isinstance(part, int) or current is None:
-            continue
-        field = getattr(current, "model_fields", {}).get(part)
-        current = _model_in(field.annotation) if field else None
-    return list(getattr(current, "model_fields", {}))
-
-
-def _model_in(annotation: Any) -> type[BaseModel] | None:
-    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-        return annotation
-    for arg in getattr(annotation, "__args__", ()):
-        found = _model_in(arg)
-        if found:
-            return found
-    return None
-
-
-def _spec_error(
-    exc: ValidationError, model: type[BaseModel], doc: Sourced, prefix: tuple[str | int, ...]
-) -> SpecError:
-    errors = exc.errors(include_url=False)
-    # Prefer the most specific error: an unknown key (often a typo that also makes a required
-    # field "missing"), then a wrong enum value, then a missing field, then union noise.
-    first = min(errors, key=lambda e: _PRIORITY.get(e["type"], len(_PRIORITY)))
-    kind = first["type"]
-    raw: tuple[str | int, ...] = tuple(first["loc"])
-    group, union = [first], []
-    if kind == "extra_forbidden":  # the last part is the user's key, whatever it looks like
-        loc = (*(p for p in raw[:-1] if not _is_union_tag(p)), raw[-1])
-    else:
-        loc = tuple(p for p in raw if not _is_union_tag(p)) or raw
-        base = _union_base(raw)
-        members = [e for e in errors if base is not None and _union_base(tuple(e["loc"])) == base]
-        if base is not None and len(members) > 1:
-            group, loc = members, base
-            union = list(dict.fromkeys(_UNION_KINDS[str(e["loc"][len(base)])] for e in members))
-    full = (*prefix, *loc)
-    field = dotted(full)
-    where = doc.where(full)
-    others = len(errors) - len(group)
-    more = f" (and {others} more problem{'s' if others > 1 else ''})" if others else ""
-    got = shown(first.get("input"), 60)
-    if union:
-        empty = first.get("input") is None
-        hint = f"write a value after '{loc[-1]}:'" if empty and loc else _README_HINT
-        return SpecError(where, field, f"expected {_either(union)} (got {got}){more}", hint)
-    if kind == "extra_forbidden":
-        key = str(loc[-1])
-        guess = nearest(key, _known_keys(model, loc))
-        hint = f"did you mean '{guess}'?" if guess else f"known keys: {', '.join(_known_keys(model, loc))}"
-        return SpecError(where, field, f"unknown key {shown(key)}{more}", hint)
-    if kind == "missing":
-        return SpecError(where, field, f"required field is missing{more}", f"add '{loc[-1]}:' to this entry")
-    if kind == "literal_error":
-        expected = str(first.get("ctx", {}).get("expected", ""))
-        choices = [c.strip().strip("'") for c in expected.replace(" or ", ",").split(",") if c.strip()]
-        guess = nearest(str(first.get("input"))[:100], choices)
-        hint = f"did you mean '{guess}'?" if guess else f"use one of: {', '.join(choices)}"
-        return SpecError(where, field, f"{got} is not one of {expected}{more}", hint)
-    message = first["msg"].removeprefix("Value error, ")
-    if kind in {"model_type", "dict_type"}:
-        message = "Input should be a mapping of keys and values"  # not "an instance of JudgeSettings"
-    return SpecError(where, field, f"{message} (got {got}){more}", _HINTS.get(kind, _README_HINT))
-
-
-_README_HINT = "see the 'Benchmark files' section of README.md for what each field takes"
-_HINTS = {
-    "string_pattern_mismatch": "use letters, digits, '-', '_' and '.', starting with a letter or digit",
-    "greater_than_equal": "use a number in range",
-    "less_than_equal": "use a number in range",
-    "greater_than": "use a positive number",
-    "float_parsing": "write a plain number such as 0.9",
-    "float_type": "write a plain number such as 0.9",
-    "value_error": "write a plain number such as 0.9",
-    "int_parsing": "write a whole number",
-    "int_type": "write a whole number",
-    "int_from_float": "write a whole number",
-    "bool_parsing": "write true or false",
-    "bool_type": "write true or false",
-    "string_type": "write text; quote it if YAML reads it as a number, date or yes/no",
-    "list_type": "write a list: one '- item' line per entry, or [a, b]",
-    "dict_type": "write 'key: value' lines indented under the field, or {key: value}",
-    "model_type": "write 'key: value' lines indented under the field, or {key: value}",
-}
-_PRIORITY = {"extra_forbidden": 0, "literal_error": 1, "missing": 2}
-_UNION_TAGS = {"str", "int", "float", "bool", "list", "dict", "list[str]", "dict[str,any]", "list[any]"}
-_UNION_KINDS = {
-    "str": "a string",
-    "int": "a number",
-    "float": "a number",
-    "bool": "true or false",
-    "dict[str,any]": "a mapping",
-    "dict": "a mapping",
-    "list[any]": "a list",
-    "list": "a list",
-    "list[str]": "a list of strings",
-}
-
-
-def _is_union_tag(part: str | int) -> bool:
-    return isinstance(part, str) and ("[" in part or part in _UNION_TAGS)
-
-
-def _union_base(loc: tuple[str | int, ...]) -> tuple[str | int, ...] | None:
-    """The field a union error belongs to: ``loc`` up to its first union member tag."""
-    for index, part in enumerate(loc):
-        if isinstance(part, str) and part in _UNION_KINDS:
-            return loc[:index]
-    return None
-
-
-def _either(kinds: list[str]) -> str:
-    return kinds[0] if len(kinds) == 1 else f"{', '.join(kinds[:-1])} or {kinds[-1]}"
+        raise validation_error(exc, model, doc, prefix) from None
 
 
 def load_benchmark(path: Path, display: str, rootdir: Path, allow_outside: bool = False) -> Benchmark:
