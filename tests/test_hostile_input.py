@@ -142,9 +142,10 @@ def test_fifo_as_rubric_file_does_not_hang_the_run(suite: Suite) -> None:
 def test_fifo_in_the_benchmark_folder_does_not_hang_lint(suite: Suite) -> None:
     suite.benchmark("A-OK1", GOOD)
     os.mkfifo(suite.root / "benchmarks/a/A-PIPE.yaml")
-    result = cli(suite, "lint", "benchmarks", timeout=120)
-    assert "benchmarks/a/A-PIPE.yaml:1:1: LJ000" in result.stdout, result.stdout + result.stderr
-    assert "not a regular file but a named pipe (FIFO)" in result.stdout
+    for fix in ([], ["--fix"]):
+        result = cli(suite, "lint", *fix, "benchmarks", timeout=120)
+        assert "benchmarks/a/A-PIPE.yaml:1:1: LJ000" in result.stdout, result.stdout + result.stderr
+        assert "not a regular file but a named pipe (FIFO)" in result.stdout
 
 
 @pytest.mark.parametrize("kind", ["directory", "named pipe (FIFO)"])

@@ -15,8 +15,9 @@ from functools import cached_property
 from pathlib import Path
 
 from ..suite.errors import SpecError
-from ..suite.files import read_text
 from ..suite.prompt_file import split_lines
+from ..suite.reading import read_regular_file
+from ..suite.yamlsrc import decode
 from .diagnostics import Diagnostic, Fix
 from .documents import (
     BenchmarkDocument,
@@ -192,8 +193,6 @@ class Linter:
     def fix_file(self, path: Path, unsafe: bool = False) -> FileFixes:
         """Apply fixes to ``path`` until none applies (at most ``MAX_FIX_PASSES`` passes)."""
         fixed: list[str] = []
-        raw = path.read_bytes()
-        bom = raw.startswith(b"\xef\xbb\xbf")
         for _ in range(MAX_FIX_PASSES):
             diagnostics = self.lint_file(path)
             fixes: dict[int, tuple[str, Fix]] = {}
@@ -202,7 +201,9 @@ class Linter:
                     fixes[id(d.fix)] = (d.code, d.fix)
             if not fixes:
                 break
-            text = read_text(path, self.display(path))
+            raw = read_regular_file(path, self.display(path))  # read only once there is a fix to make
+            bom = raw.startswith(b"\xef\xbb\xbf")
+            text = decode(raw, self.display(path))
             new_text, applied = apply_fixes(text, [fix for _, fix in fixes.values()])
             if new_text == text:
                 break
