@@ -9,7 +9,7 @@ the rest are judged in the background, each waited for only when its item runs.
 from __future__ import annotations
 
 from collections.abc import Callable, Container, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -95,6 +95,8 @@ class JudgingService:
     _local_servers: dict[str, LocalServer] = field(default_factory=dict)
     _cache: VerdictCache | None = None
     _keyless: set[str] = field(default_factory=set)  # benchmark base URLs not sent the API key
+    # local judges not started yet: id of the placeholder model -> (placeholder, spec, started config)
+    _deferred_local: dict[int, tuple[Any, str, JudgeConfig | None]] = field(default_factory=dict)
 
     # -- configurations ---------------------------------------------------------------------
 
@@ -116,7 +118,9 @@ class JudgingService:
                 if self.settings.cache == "replay":
                     model = replay_only_model(label)  # never called: no server, no API key
                 elif label.startswith("local:"):
-                    model = self.local_model(value)
+                    # started only when a case needs it (``_start``): a cached run needs no server
+                    model = replay_only_model(label)
+                    self._deferred_local[id(model)] = (model, value, None)
                 else:
                     model = build_model(value, choice.base_url, send_key=self._may_send_key(benchmark))
             else:
@@ -243,6 +247,8 @@ class JudgingService:
                 self.outcomes[key] = settled
                 cached += settled.cached
                 continue
+            config = self._with_server(config)
+            job = replace(job, call=partial(judge_once, config=config), endpoint=endpoint(config.model))
             # each configuration its own timeout: a benchmark's judge.timeout is not capped by the run's
             policy = RetryPolicy(
                 attempts=self.settings.attempts, timeout=config.settings.get("timeout", 60.0)
@@ -254,6 +260,20 @@ class JudgingService:
             self._scheduler().start(pending)
         if self.scheduler is not None:  # the status line counts the cases the cache settled
             self.scheduler.progress.cache_hits = self.cache_hits
+
+    def _with_server(self, config: JudgeConfig) -> JudgeConfig:
+        """``config`` with its local judge server started, the first time a case needs it."""
+        deferred = self._deferred_local.get(id(config.model))
+        if deferred is None:
+            return config
+        placeholder, spec, started = deferred
+        if started is None:
+            started = replace(config, model=self.local_model(spec))
+            self._deferred_local[id(placeholder)] = (placeholder, spec, started)
+            for choice, known in self._configs.items():
+                if known is config:
+                    self._configs[choice] = started
+        return started
 
     def verdict_cache(self) -> VerdictCache | None:
         """The run's verdict cache, opened on first use and closed with the run; None when off."""
