@@ -357,6 +357,23 @@ def _refused(exc: BaseException) -> tuple[bool, str]:
     return refused, url
 
 
+ERROR_TEXT_LIMIT = 200
+
+
+def _error_text(body: object) -> str:
+    """The message text of an HTTP error body, on one line and at most 200 characters: the
+    ``message`` of an OpenAI-style ``{"error": {"message": …}}`` body, else the body as text."""
+    found: object = body
+    for _ in range(3):  # {"error": {"message": …}}, {"message": …} or {"error": "…"}
+        if isinstance(found, dict):
+            found = found.get("message", found.get("error", found.get("detail", found)))
+        else:
+            break
+    text = found if isinstance(found, str) else json.dumps(found, default=str)
+    text = " ".join(text.split())
+    return text if len(text) <= ERROR_TEXT_LIMIT else text[: ERROR_TEXT_LIMIT - 1] + "…"
+
+
 def classify(exc: BaseException) -> JudgeFailure:
     """Map a judge-call exception to a ``JudgeFailure`` saying whether a retry can help."""
     if isinstance(exc, JudgeFailure):
@@ -367,8 +384,10 @@ def classify(exc: BaseException) -> JudgeFailure:
         transient = status in {408, 409, 425, 429} or status >= 500
         kind = "rate-limited" if status == 429 else f"http-{status}"
         hint = {401: " (check the API key)", 403: " (access denied)", 400: " (bad request)"}.get(status, "")
+        _, url = _refused(exc)
+        where = url or exc.model_name
         return JudgeFailure(
-            kind, f"HTTP {status} from {exc.model_name}{hint}: {exc.body}", transient, retry_after
+            kind, f"HTTP {status} from {where}{hint}: {_error_text(exc.body)}", transient, retry_after
         )
     if isinstance(exc, ModelRateLimitError):
         return JudgeFailure("rate-limited", str(exc), True, retry_after)
