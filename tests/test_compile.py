@@ -61,8 +61,7 @@ def test_rubric_carries_behavior_sections_not_system_or_inputs() -> None:
         "Pass conditions (all must be satisfied):\n1. Every administered medication",
         "Acceptable variations (still treated as pass):\n- Brand vs generic names",
         "Uncertainty policy:\nIf the information is ambiguous",
-        "OUTPUT:\nRespond only with a single JSON object and no text before or after it:\n"
-        '{"pass": true or false',
+        "OUTPUT:\nAnswer only through the verdict tool of this request (its output schema), not in text.",
     ]:
         assert part in request.rubric
     for absent in ["SYSTEM", "INPUTS", "{ground_truth}", "{candidate_output}", "You are a neutral"]:

@@ -169,7 +169,6 @@ def compile_rubric(sections: PromptSections, code: str, style: str = DEFAULT_STY
     """The LLMJudge rubric: every behavior section, none of SYSTEM or INPUTS."""
     if style not in STYLES:
         raise ValueError(f"unknown prompt style {style!r}; use one of {', '.join(STYLES)}")
-    own = sections.output_instruction if style == DEFAULT_STYLE else ""
     return render(
         "rubric.md.j2",
         behavior=sections.behavior or code,
@@ -185,8 +184,28 @@ def compile_rubric(sections: PromptSections, code: str, style: str = DEFAULT_STY
         pass_examples=_split_examples(sections.examples)[1],
         notes=dict(sections.notes),
         pass_rule=_pass_rule(len(sections.pass_conditions)),
-        output_instruction=own or render(f"output_{style}.j2").strip(),
+        # the style decides how the judge answers: a prompt file's own OUTPUT block is not sent
+        output_instruction=render(f"output_{style}.j2").strip(),
     )
+
+
+# A SYSTEM sentence that sets the answer format ("Respond only with a single JSON object.", "Do
+# not include any text before or after the JSON."): the style's OUTPUT section says it instead.
+_ANSWER_FORMAT = re.compile(
+    r"[^.\n]*\b(?:respond|reply|answer|return)\b[^.\n]*\bjson\b[^.\n]*\.?[ \t]*"
+    r"|do not include any text before or after the json\.?[ \t]*",
+    re.IGNORECASE,
+)
+
+
+def system_instructions(system: str) -> str:
+    """The SYSTEM section as sent: without its answer-format sentences, which would contradict the
+    verdict tool (``no_reasoning``) or the reasoning block (the chain-of-thought styles)."""
+    lines = [
+        _ANSWER_FORMAT.sub("", line).rstrip() if "json" in line.lower() else line
+        for line in system.split("\n")
+    ]
+    return re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip()
 
 
 def compile_case(
@@ -201,7 +220,7 @@ def compile_case(
     return CompiledRequest(
         benchmark=benchmark.code,
         case_id=case.id,
-        instructions=sections.system.strip(),
+        instructions=system_instructions(sections.system),
         rubric=compile_rubric(sections, benchmark.code, style),
         inputs=fence(inputs),
         expected_output=None if spec.ground_truth is None else fence({"GROUND_TRUTH": spec.ground_truth}),

@@ -36,6 +36,7 @@ from pydantic_ai.messages import (
     ModelMessage,
     ModelRequest,
     ModelResponse,
+    SystemPromptPart,
     TextPart,
     ToolCallPart,
     UserPromptPart,
@@ -142,6 +143,60 @@ class _CaptureModel(WrapperModel):
         raise _Captured(messages, model_settings, model_request_parameters)
 
 
+# LLMJudge's system prompt asks for JSON text and for no reasoning process in the reason; each
+# style's request says instead how that style answers (replaced word for word).
+_JSON_ANSWER = (
+    "You respond with a JSON object with this structure: {reason: string, pass: boolean, score: number}"
+)
+_NO_REASONING = "Do not include your reasoning process, self-corrections, or re-checking in the reason. "
+_TOOL_ANSWER = (
+    "You answer through the verdict tool of this request, whose arguments have this structure: "
+    "{reason: string, pass: boolean, score: number}"
+)
+_COT_ANSWER = (
+    "You answer as the OUTPUT section of the rubric says: your reasoning first, then a JSON object "
+    "with this structure: {reason: string, pass: boolean, score: number}"
+)
+_COT_REASON = "Your reasoning goes in the <reasoning> block before the JSON object, not in the reason. "
+
+
+def one_voice(system_prompt: str, style: str, tool_output: bool) -> str:
+    """LLMJudge's system prompt as sent for ``style``: nothing in it contradicts how that style
+    answers (the verdict tool, JSON text, or reasoning before the JSON)."""
+    if style != "no_reasoning":
+        return system_prompt.replace(_JSON_ANSWER, _COT_ANSWER).replace(_NO_REASONING, _COT_REASON)
+    return system_prompt.replace(_JSON_ANSWER, _TOOL_ANSWER) if tool_output else system_prompt
+
+
+class _OneVoiceModel(WrapperModel):
+    """Sends LLMJudge's system prompt rewritten by ``one_voice`` for the request's style."""
+
+    def __init__(self, wrapped: models.Model, style: str) -> None:
+        super().__init__(wrapped)
+        self.style = style
+
+    async def request(
+        self,
+        messages: list[ModelMessage],
+        model_settings: ModelSettings | None,
+        model_request_parameters: ModelRequestParameters,
+    ) -> ModelResponse:
+        _, resolved = self.wrapped.prepare_request(model_settings, model_request_parameters)
+        tool = resolved.output_mode == "tool"
+        rewritten = [_rewrite(m, self.style, tool) for m in messages]
+        return await self.wrapped.request(rewritten, model_settings, model_request_parameters)
+
+
+def _rewrite(message: ModelMessage, style: str, tool: bool) -> ModelMessage:
+    if not isinstance(message, ModelRequest):
+        return message
+    parts = [
+        replace(p, content=one_voice(p.content, style, tool)) if isinstance(p, SystemPromptPart) else p
+        for p in message.parts
+    ]
+    return replace(message, parts=parts)
+
+
 @dataclass(frozen=True)
 class RequestTemplate:
     """The first request LLMJudge's agent sends for one configuration, agent and instructions.
@@ -185,7 +240,7 @@ async def capture_template(
     try:
         await _agent(request).run(
             user_prompt(request),
-            model=_CaptureModel(model),
+            model=_OneVoiceModel(_CaptureModel(model), request.prompt_style),
             model_settings=settings,
             output_type=JudgeVerdict,
             instructions=request.instructions or None,
@@ -293,7 +348,7 @@ async def _judge_text(request: CompiledRequest, config: JudgeConfig) -> tuple[Ve
 
     result = await _agent(request).run(
         user_prompt(request),
-        model=config.model,
+        model=_OneVoiceModel(config.model, request.prompt_style),
         model_settings=config.settings,
         output_type=str,
         instructions=request.instructions or None,
@@ -319,7 +374,7 @@ async def _run_agent(
     result = await _agent(request).run(
         None if history else user_prompt(request),
         message_history=history or None,
-        model=config.model,
+        model=_OneVoiceModel(config.model, request.prompt_style),
         model_settings=config.settings,
         output_type=JudgeVerdict,
         instructions=request.instructions or None,
@@ -457,7 +512,7 @@ def _render_through_agent(request: CompiledRequest) -> str:
     asyncio.run(
         _agent(request).run(
             prompt,
-            model=model,
+            model=_OneVoiceModel(model, request.prompt_style),
             output_type=JudgeVerdict if request.prompt_style == "no_reasoning" else str,
             instructions=request.instructions or None,
         )
