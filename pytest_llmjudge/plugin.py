@@ -10,7 +10,8 @@ import pytest
 
 from . import hookspecs
 from .glue.run_results import started
-from .glue.run_state import STATE, RunState
+from .glue.run_state import RunState
+from .glue.stash import STATE
 from .suite.detect import is_benchmark_file
 from .suite.settings import DEFAULTS, env_variable, resolve
 from .suite.vocabulary import CACHE_MODES

@@ -16,14 +16,15 @@ from ..compile.request import CompiledRequest, compile_case, compile_rubric
 from ..compile.sections import sections_for
 from ..compile.snapshot import judge_told, snapshot_diff
 from ..judging.verdict import Outcome
-from ..reporting.failures import CaseFailed, JudgeErrored, failure_report
+from ..reporting.failures import CaseFailed, JudgeErrored, failure_report, failure_text
 from ..suite import files as spec
 from ..suite.errors import SpecError, display_path
 from ..suite.prompt_file import PromptSections
 from . import snapshots
+from .stash import RunHost, run_host
 
 if TYPE_CHECKING:
-    from .run_state import RunState
+    from ..judging.verdict import Outcome
 
 PROMPT_ITEM = spec.PROMPT_ITEM
 
@@ -84,8 +85,6 @@ class BenchmarkNode(pytest.Collector):
 def calibration_items(node: BenchmarkNode, style: str, case_items: list[pytest.Item]) -> list[pytest.Item]:
     """The calibration items of ``node``'s benchmark (``calibration::<id>``); they and the labelled
     ``case_items`` get a keyword, so ``-k llmjudge_labelled`` selects every labelled case."""
-    from .calibration_items import CALIBRATION_PREFIX, LABELLED_KEYWORD, CalibrationItem
-
     benchmark = node.benchmark
     items: list[pytest.Item] = []
     for case in benchmark.calibration_cases:
@@ -115,6 +114,8 @@ class PromptItem(pytest.Function):
     named after this item (``A-MED1.prompt``), so that syrupy's reading of ``-k`` agrees with
     pytest's; per-case names made ``-k <case-id>`` report them unused.
     """
+
+    checks_snapshot = True  # how the snapshot glue tells these items apart, without importing them
 
     def __init__(self, *, requests: dict[str, CompiledRequest], **kwargs: Any) -> None:
         super().__init__(callobj=compiled_prompt, **kwargs)
@@ -227,7 +228,39 @@ class CaseItem(pytest.Item):
         return self.path, self.case.location.line - 1, f"{self.benchmark.code}::{self.case.id}"
 
 
-def _state(config: pytest.Config) -> RunState:
-    from .run_state import STATE
+def _state(config: pytest.Config) -> RunHost:
+    return run_host(config)
 
-    return config.stash[STATE]
+
+CALIBRATION_PREFIX = "calibration::"
+LABELLED_KEYWORD = "llmjudge_labelled"  # ``-k llmjudge_labelled`` selects every labelled case
+
+
+class JudgeDisagrees(Exception):
+    """The judge's verdict on a calibration case differs from the human label."""
+
+    def __init__(self, outcome: Outcome) -> None:
+        super().__init__(outcome)
+        self.outcome = outcome
+
+
+class CalibrationItem(CaseItem):
+    """One calibration case: the judge's verdict against the human label."""
+
+    def runtest(self) -> None:
+        assert self.outcome is not None and self.outcome.verdict is not None
+        if self.outcome.verdict.effective_pass != (self.case.spec.label == "pass"):
+            raise JudgeDisagrees(self.outcome)
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
+        if isinstance(excinfo.value, JudgeDisagrees):
+            outcome = excinfo.value.outcome
+            judge = "pass" if outcome.verdict and outcome.verdict.effective_pass else "fail"
+            head = f"calibration: human label {self.case.spec.label}, judge {judge}"
+            text = failure_text(self.benchmark, self.case, self.request, outcome, self.sections_excerpt())
+            return f"{head}\n{text}"
+        return super().repr_failure(excinfo)
+
+    def reportinfo(self) -> Any:
+        path, line, _ = super().reportinfo()
+        return path, line, f"{self.benchmark.code}::{CALIBRATION_PREFIX}{self.case.id}"

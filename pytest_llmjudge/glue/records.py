@@ -16,7 +16,6 @@ if TYPE_CHECKING:
 
 
 def case_record(item: pytest.Item, report: pytest.TestReport) -> CaseRecord | None:
-    from .calibration_items import calibration_fields
     from .nodes import CaseItem, PromptItem
 
     if isinstance(item, PromptItem) and not item.benchmark.cases and report.when == "call":
@@ -120,4 +119,25 @@ def repeat_fields(item: CaseItem, outcome: Outcome | None) -> dict[str, Any]:
             "output": request.output,
             "expected": request.expected_output or "",
         },
+    }
+
+
+def calibration_fields(item: CaseItem, verdict: Verdict | None) -> dict[str, Any]:
+    """The calibration fields of a case record: calibration case, judge verdict, trust minimums."""
+    from .nodes import CalibrationItem
+    from .stash import run_host
+
+    settings: RunSettings = run_host(item.config).settings
+    own = item.benchmark.spec.judge
+
+    def minimum(name: str) -> Any:
+        value = getattr(own, name, None) if own is not None else None
+        return value if value is not None else getattr(settings, name)
+
+    return {
+        "calibration": isinstance(item, CalibrationItem),
+        "judge_pass": None if verdict is None else verdict.effective_pass,
+        "min_tpr": minimum("min_tpr"),
+        "min_tnr": minimum("min_tnr"),
+        "min_labels": minimum("min_labels"),
     }

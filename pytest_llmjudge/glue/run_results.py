@@ -67,8 +67,12 @@ def release_gates(state: RunState, benchmark_gates: list[BenchmarkGate]) -> list
     settings = state.settings
     results = _results(state.config)
     gates = []
+    verdicts: dict[str, list[CaseRecord]] = {}  # grouped once: a scan per benchmark grew quadratically
+    for record in state.records:
+        if record.result in ("pass", "fail"):
+            verdicts.setdefault(record.benchmark, []).append(record)
     for gate in benchmark_gates:
-        records = [r for r in state.records if r.benchmark == gate.code and r.result in ("pass", "fail")]
+        records = verdicts.get(gate.code, [])
         samples = [
             [bool(s["pass"]) for s in r.samples if s["pass"] is not None] or [r.result == "pass"]
             for r in records

@@ -13,6 +13,7 @@ import pytest
 from ..suite.settings import RunSettings, prompt_style_for
 from . import gcfreeze, snapshots
 from .selection import is_worker, queued_on_worker, selection_is_final
+from .stash import STATE as STATE
 
 if TYPE_CHECKING:
     from ..gating.gates import BenchmarkGate, RubricGate
@@ -20,8 +21,6 @@ if TYPE_CHECKING:
     from ..judging.service import JudgingService
     from ..reporting.status_line import StatusLine
     from ..suite.files import Benchmark
-
-STATE = pytest.StashKey["RunState"]()
 
 
 @dataclass(eq=False)  # registered as a pytest plugin, so it must stay hashable
@@ -61,7 +60,7 @@ class RunState:
                 self.settings,
                 self.config.rootpath,
                 lambda: self.config.hook.pytest_llmjudge_model(config=self.config),
-                self._status_line,
+                partial(status_line, self.config),
                 combine=partial(combine_outcomes, settings=self.settings),
             )
         return self._service
@@ -129,22 +128,6 @@ class RunState:
             return self.service.outcome(item)
         except JudgeSetupError as exc:
             raise pytest.UsageError(str(exc)) from None
-
-    def _status_line(self) -> StatusLine | None:
-        """A live status line while items wait for verdicts: interactive terminals only."""
-        import os
-        import sys
-
-        from ..reporting.status_line import StatusLine, wanted
-
-        stream = sys.stdout
-        verbosity = int(self.config.get_verbosity())
-        if not wanted(stream.isatty(), os.environ, verbosity, is_worker(self.config)):
-            return None
-        writer = self.config.get_terminal_writer()
-        capture = self.config.pluginmanager.get_plugin("capturemanager")
-        guard = capture.global_and_fixture_disabled if capture is not None else None
-        return StatusLine(stream, lambda: writer.width_of_current_line, lambda: writer.fullwidth, guard)
 
     def close(self) -> None:
         gcfreeze.closed(self, self.frozen)
@@ -254,7 +237,9 @@ class RunState:
         self.calibrations = calibrate(self.records, self.config.rootpath / CALIBRATION_FOLDER)
         gates = benchmark_gates(gated_records(self.records), self.case_counts or None)
         self.benchmark_results = apply_calibration(release_gates(self, gates), self.calibrations)
-        rubrics, self.rubric_errors = self.rubric_files_as_errors()
+        rubrics, self.rubric_errors = rubric_files_as_errors(
+            self.config, set(self.codes), self.parent_rubrics
+        )
         self.rubric_results = rubric_gates(rubrics, self.benchmark_results)
         write_review_file(self.config.rootpath / self.settings.review_file, self.records)
         decision = decide_exit(
@@ -271,51 +256,73 @@ class RunState:
         session.exitstatus = decision.status
         write_run_results(self, session)
 
-    def rubric_files_as_errors(self) -> tuple[list[Any], list[str]]:
-        """The run's rubrics; files that do not load, and references to benchmarks or rubrics that
-        do not exist, are reported as collection errors (``ERROR collecting <file>``)."""
-        from ..gating.gates import reference_errors
-
-        rubrics, failures = rubric_files(self.config)
-        codes = suite_codes(self.config) | set(self.codes)
-        failures += [
-            (e.location.path, e.render()) for e in reference_errors(rubrics, codes, self.parent_rubrics)
-        ]
-        for path, text in failures:
-            report = pytest.CollectReport(path, "failed", text, [])
-            self.config.hook.pytest_collectreport(report=report)
-        return [r.spec for r in rubrics], [text for _, text in failures]
-
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
-        if not self.benchmark_results:
-            return
-        from ..reporting.summary import GateSummary, Stats, exit_lines, shorten
+        if self.benchmark_results:
+            write_summary(self, terminalreporter)
 
-        write = terminalreporter.write_line
-        terminalreporter.section("llmjudge gates")
-        for line in GateSummary(self.benchmark_results, self.rubric_results).lines:
-            write(line)
-        from ..gating.calibration_run import calibration_summary
 
-        for line in calibration_summary(self.calibrations):
-            write(line)
-        write_errors = self._service.cache_write_errors if self._service else []
-        write("")
-        write(Stats.from_records(self.records, write_errors).line())
-        for name, url in (self._service.local_urls if self._service else {}).items():
-            write(f"local judge {name} served at {url} for this session (stopped)")
-        review = [r for r in self.records if r.uncertain]
-        if review:
-            write(f"needs human review ({len(review)}, listed in {self.settings.review_file}):", yellow=True)
-            for r in review:
-                write(f"  {r.benchmark}::{r.case} at {r.location}: {shorten(r.reason)}")
-        from .run_results import summary_lines
+def write_summary(state: RunState, terminalreporter: Any) -> None:
+    """The run's gate tables, judge line, review list, statistics and exit reasons."""
+    from ..reporting.summary import GateSummary, Stats, exit_lines, shorten
 
-        for line, markup in summary_lines(self):
-            write(line, **markup)
-        status = int(self.session.exitstatus) if self.session is not None else 0  # as decided
-        for line in exit_lines(status, self.exit_reasons):
-            write(line, red=status != 0, green=status == 0)
+    write = terminalreporter.write_line
+    terminalreporter.section("llmjudge gates")
+    for line in GateSummary(state.benchmark_results, state.rubric_results).lines:
+        write(line)
+    from ..gating.calibration_run import calibration_summary
+
+    for line in calibration_summary(state.calibrations):
+        write(line)
+    write_errors = state._service.cache_write_errors if state._service else []
+    write("")
+    write(Stats.from_records(state.records, write_errors).line())
+    for name, url in (state._service.local_urls if state._service else {}).items():
+        write(f"local judge {name} served at {url} for this session (stopped)")
+    review = [r for r in state.records if r.uncertain]
+    if review:
+        write(f"needs human review ({len(review)}, listed in {state.settings.review_file}):", yellow=True)
+        for r in review:
+            write(f"  {r.benchmark}::{r.case} at {r.location}: {shorten(r.reason)}")
+    from .run_results import summary_lines
+
+    for line, markup in summary_lines(state):
+        write(line, **markup)
+    status = int(state.session.exitstatus) if state.session is not None else 0  # as decided
+    for line in exit_lines(status, state.exit_reasons):
+        write(line, red=status != 0, green=status == 0)
+
+
+def rubric_files_as_errors(
+    config: pytest.Config, codes: set[str], parent_rubrics: dict[str, tuple[str, Any]]
+) -> tuple[list[Any], list[str]]:
+    """The run's rubrics; files that do not load, and references to benchmarks or rubrics that
+    do not exist, are reported as collection errors (``ERROR collecting <file>``)."""
+    from ..gating.gates import reference_errors
+
+    rubrics, failures = rubric_files(config)
+    codes = suite_codes(config) | codes
+    failures += [(e.location.path, e.render()) for e in reference_errors(rubrics, codes, parent_rubrics)]
+    for path, text in failures:
+        report = pytest.CollectReport(path, "failed", text, [])
+        config.hook.pytest_collectreport(report=report)
+    return [r.spec for r in rubrics], [text for _, text in failures]
+
+
+def status_line(config: pytest.Config) -> StatusLine | None:
+    """A live status line while items wait for verdicts: interactive terminals only."""
+    import os
+    import sys
+
+    from ..reporting.status_line import StatusLine, wanted
+
+    stream = sys.stdout
+    verbosity = int(config.get_verbosity())
+    if not wanted(stream.isatty(), os.environ, verbosity, is_worker(config)):
+        return None
+    writer = config.get_terminal_writer()
+    capture = config.pluginmanager.get_plugin("capturemanager")
+    guard = capture.global_and_fixture_disabled if capture is not None else None
+    return StatusLine(stream, lambda: writer.width_of_current_line, lambda: writer.fullwidth, guard)
 
 
 def load_rubrics(config: pytest.Config) -> tuple[list[Any], list[str]]:

@@ -66,12 +66,10 @@ class SnapshotGuard:
         return (yield)
 
     def mark_skipped(self, syrupy_session: Any, items: list[pytest.Item]) -> None:
-        from .nodes import PromptItem
-
         if self.stand_ins:
             syrupy_session.collect_items(self.stand_ins)
             syrupy_session.select_items(self.stand_ins)
-        not_run = [i for i in items if isinstance(i, PromptItem) and i.nodeid not in self.ran]
+        not_run = [i for i in items if getattr(i, "checks_snapshot", False) and i.nodeid not in self.ran]
         for item in [*not_run, *self.stand_ins]:
             syrupy_session.ran_item(item.nodeid, "skipped")
 
