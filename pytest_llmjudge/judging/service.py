@@ -122,33 +122,13 @@ class JudgingService:
                     model = replay_only_model(label)
                     self._deferred_local[id(model)] = (model, value, None)
                 else:
-                    model = build_model(value, choice.base_url, send_key=self._may_send_key(benchmark))
+                    send_key = may_send_key(benchmark, self.settings.base_url, self._keyless)
+                    model = build_model(value, choice.base_url, send_key=send_key)
             else:
                 model = build_model(value)
                 label = model_label(model)
             self._configs[choice] = JudgeConfig(model, label, settings)
         return self._configs[choice]
-
-    def _may_send_key(self, benchmark: Benchmark) -> bool:
-        """A benchmark's own ``judge.base_url`` gets the API key only if the run allows that server
-        (its own base URL, or this machine); else a placeholder key goes, and the run says so once."""
-        import warnings
-
-        from .models import key_allowed
-
-        own = benchmark.spec.judge
-        url = own.base_url if own and own.base_url else None
-        if url is None or key_allowed(url, (self.settings.base_url or "",)):
-            return True
-        if url not in self._keyless:
-            self._keyless.add(url)
-            warnings.warn(
-                f"{benchmark.location}: judge.base_url: {url} is neither the run's base URL "
-                "(--llmjudge-base-url) nor this machine; the API key is not sent there",
-                UserWarning,
-                stacklevel=1,
-            )
-        return False
 
     def local_model(self, spec: str) -> Any:
         """A judge served by a llama.cpp server this run starts (or an xdist controller started)."""
@@ -370,6 +350,28 @@ class _SamplesOf:
 
     def __contains__(self, key: object) -> bool:
         return isinstance(key, str) and key.split(SAMPLE_SEPARATOR, 1)[0] in self.nodeids
+
+
+def may_send_key(benchmark: Benchmark, run_base_url: str | None, warned: set[str]) -> bool:
+    """A benchmark's own ``judge.base_url`` gets the API key only if the run allows that server
+    (its own base URL, or this machine); else a placeholder key goes, and the run says so once."""
+    import warnings
+
+    from .models import key_allowed
+
+    own = benchmark.spec.judge
+    url = own.base_url if own and own.base_url else None
+    if url is None or key_allowed(url, (run_base_url or "",)):
+        return True
+    if url not in warned:
+        warned.add(url)
+        warnings.warn(
+            f"{benchmark.location}: judge.base_url: {url} is neither the run's base URL "
+            "(--llmjudge-base-url) nor this machine; the API key is not sent there",
+            UserWarning,
+            stacklevel=1,
+        )
+    return False
 
 
 def run_checks(case: CaseToJudge) -> Outcome:
