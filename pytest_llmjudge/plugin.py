@@ -71,6 +71,20 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="lint prompt, benchmark and template files as items; lint errors fail them. Env LLMJUDGE_LINT.",
     )
     parser.addini("llmjudge_lint", "add lint items (see --llmjudge-lint)", type="bool", default=False)
+    group.addoption(
+        "--llmjudge-allow-outside-root",
+        action="store_const",
+        const=True,
+        dest="llmjudge_allow_outside_root",
+        default=None,
+        help="let llm_prompt_file, cases_file and calibration_file name files outside the rootdir "
+        "(they are sent to the judge). Env LLMJUDGE_ALLOW_OUTSIDE_ROOT.",
+    )
+    parser.addini(
+        "llmjudge_allow_outside_root",
+        "let benchmark files name files outside the rootdir (true/false)",
+        default=None,
+    )
     parser.addini(
         "llmjudge_paths",
         "folder names whose benchmark YAML files are collected (default: benchmarks)",

@@ -427,3 +427,29 @@ def test_rubric_loading_raises_only_clean_errors(tmp_path: Path, content: str | 
     with pytest.raises(SpecError) as caught:
         spec.load_rubric(path, "B.yaml")
     assert fnmatch.fnmatchcase(caught.value.render().splitlines()[0], error), caught.value.render()
+
+
+def test_allow_outside_root_lets_a_run_read_a_prompt_outside_the_repository(
+    pytester: pytest.Pytester,
+) -> None:
+    """The refusal of files outside the rootdir is lifted by the option, the environment or the ini."""
+    outside = pytester.path.parent / f"{pytester.path.name}-outside"
+    outside.mkdir()
+    (outside / "judge_prompt.md").write_text(
+        "SYSTEM\nYou are a judge.\n\nBEHAVIOR\nThe output is right.\n\nRUBRIC\n"
+        "Automatic fail if any of the following are true:\n- The output is wrong.\n"
+    )
+    (pytester.path / "benchmarks").mkdir()
+    (pytester.path / "benchmarks" / "B1.yaml").write_text(
+        f"code: B1\nconcept: x\nllm_prompt_file: ../{outside.name}/judge_prompt.md\n"
+    )
+    pytester.makeini("[pytest]\n")
+    refused = pytester.runpytest("-p", "no:cacheprovider", "-p", "no:syrupy", "benchmarks")
+    assert refused.ret == pytest.ExitCode.TESTS_FAILED
+    refused.stdout.fnmatch_lines(["*llm_prompt_file*outside*"])
+    allowed = pytester.runpytest(
+        "-p", "no:cacheprovider", "-p", "no:syrupy", "benchmarks", "--llmjudge-allow-outside-root"
+    )
+    allowed.assert_outcomes(skipped=1)  # loaded; no cases to judge
+    pytester.makeini("[pytest]\nllmjudge_allow_outside_root = true\n")
+    pytester.runpytest("-p", "no:cacheprovider", "-p", "no:syrupy", "benchmarks").assert_outcomes(skipped=1)

@@ -32,7 +32,7 @@ def _compile(args: argparse.Namespace) -> int:
     path = Path(args.path)
     display = display_path(path, root)
     try:
-        benchmark = load_benchmark(path, display, root)
+        benchmark = load_benchmark(path, display, root, allow_outside=settings.allow_outside_root)
         sections = sections_for(benchmark, root)
     except SpecError as error:
         print(error.render(), file=sys.stderr)

@@ -6,9 +6,8 @@ from dataclasses import replace
 from pathlib import Path
 
 from ..suite.errors import display_path
-from ..suite.files import Benchmark
+from ..suite.files import Benchmark, read_text
 from ..suite.prompt_file import PromptSections, parse_prompt
-from ..suite.yamlsrc import decode
 from .request import sections_from_fields
 
 
@@ -18,7 +17,7 @@ def sections_for(benchmark: Benchmark, display_root: Path) -> PromptSections:
     if benchmark.prompt_path is None:
         return sections_from_fields(benchmark)
     display = display_path(benchmark.prompt_path, display_root)
-    sections = parse_prompt(decode(benchmark.prompt_path.read_bytes(), display), display)
+    sections = parse_prompt(read_text(benchmark.prompt_path, display), display)
     if benchmark.spec.examples and not sections.examples:  # the benchmark's examples still count
         sections = replace(sections, examples=tuple(benchmark.spec.examples))
     return sections

@@ -37,7 +37,9 @@ class BenchmarkFile(pytest.File):
         state.benchmark_file_collected(self.nodeid)
         display = display_path(self.path, self.config.rootpath)
         try:
-            benchmark = spec.load_benchmark(self.path, display, self.config.rootpath)
+            benchmark = spec.load_benchmark(
+                self.path, display, self.config.rootpath, allow_outside=state.settings.allow_outside_root
+            )
             state.claim_code(benchmark)
             sections = sections_for(benchmark, self.config.rootpath)
         except SpecError as error:

@@ -39,6 +39,7 @@ class RunSettings:
     min_tpr: float | None = None
     min_tnr: float | None = None
     min_labels: int | None = None
+    allow_outside_root: bool = False
 
 
 # How a setting given as text is read; each also comes from LLMJUDGE_<NAME> and llmjudge_<name>.
@@ -67,9 +68,20 @@ _CONVERTERS: dict[str, Callable[[str], Any]] = {
     "min_tpr": float,
     "min_tnr": float,
     "min_labels": int,
+    "allow_outside_root": lambda text: _boolean(text),
 }
 FAIL_ON = ("regression",)
 DEFAULTS = RunSettings()
+
+
+def _boolean(text: str) -> bool:
+    """``true``/``false`` as pytest reads ini booleans (also yes/no, on/off, 1/0)."""
+    value = text.strip().lower()
+    if value in {"1", "true", "yes", "on"}:
+        return True
+    if value in {"0", "false", "no", "off"}:
+        return False
+    raise ValueError(text)
 
 
 def env_variable(name: str) -> str:
