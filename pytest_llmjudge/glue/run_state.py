@@ -220,19 +220,16 @@ class RunState:
     def pytest_sessionstart(self, session: pytest.Session) -> None:
         self.session = session
 
-    @pytest.hookimpl(trylast=True)
+    @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
-        from .report_index import index_teardown_reports
-
-        index_teardown_reports(self.config.pluginmanager.get_plugin("terminalreporter"))
-        self.close()
+        """The gates, before ``--junitxml`` writes its file (the exit status is decided last)."""
         if is_worker(self.config) or not self.records:
             return
         from ..gating.calibration_run import CALIBRATION_FOLDER, apply_calibration, calibrate, gated_records
-        from ..gating.exit_status import decide_exit
         from ..gating.gates import benchmark_gates, rubric_gates
         from ..reporting.review import write_review_file
-        from .run_results import release_gates, write_run_results
+        from .junit_gates import add_gates
+        from .run_results import release_gates
 
         self.calibrations = calibrate(self.records, self.config.rootpath / CALIBRATION_FOLDER)
         gates = benchmark_gates(gated_records(self.records), self.case_counts or None)
@@ -242,6 +239,20 @@ class RunState:
         )
         self.rubric_results = rubric_gates(rubrics, self.benchmark_results)
         write_review_file(self.config.rootpath / self.settings.review_file, self.records)
+        add_gates(self.config, self.benchmark_results, self.rubric_results)
+
+    @pytest.hookimpl(trylast=True, specname="pytest_sessionfinish")
+    def pytest_sessionfinish_exit_status(self, session: pytest.Session) -> None:
+        """After syrupy's session finish, which the exit status also follows."""
+        from .report_index import index_teardown_reports
+
+        index_teardown_reports(self.config.pluginmanager.get_plugin("terminalreporter"))
+        self.close()
+        if is_worker(self.config) or not self.records:
+            return
+        from ..gating.exit_status import decide_exit
+        from .run_results import write_run_results
+
         decision = decide_exit(
             int(session.exitstatus),
             benchmarks=self.benchmark_results,

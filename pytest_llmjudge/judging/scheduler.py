@@ -33,6 +33,7 @@ class Progress:
     max_in_flight: int = 0
     cache_hits: int = 0
     errors: int = 0
+    started: float | None = None  # time.monotonic() when the first job was started (for an ETA)
 
     @property
     def queued(self) -> int:
@@ -159,6 +160,7 @@ class Scheduler(Generic[T]):
     def _spawn(self, batch: list[tuple[concurrent.futures.Future[T], Job[T]]]) -> None:
         if self._slots is None:
             self._slots = Slots(self._concurrency, self._rpm, self.progress)
+            self.progress.started = time.monotonic()
         for future, job in batch:
             if future.cancelled():
                 continue  # cancelled before it started (-x, Ctrl-C)
