@@ -24,9 +24,21 @@ _PATTERNS = (
 )
 
 
+def _snapshot(env: Mapping[str, str]) -> dict[str, str]:
+    """A copy of ``env`` taken while another thread may change it: messages are redacted on the
+    judging thread while pytest's main thread sets and deletes PYTEST_CURRENT_TEST, and reading
+    ``os.environ`` across such a change raised KeyError (a judge ERROR from nowhere)."""
+    for _ in range(10):
+        try:
+            return dict(env.items())
+        except (KeyError, RuntimeError):  # changed under us: read it again
+            continue
+    return {}
+
+
 def secrets(env: Mapping[str, str] | None = None) -> list[str]:
     """The secret values of the environment, longest first (so a key containing another goes whole)."""
-    env = os.environ if env is None else env
+    env = _snapshot(os.environ if env is None else env)
     found = {
         value
         for name, value in env.items()
