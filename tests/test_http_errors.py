@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-import json
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
 
 import pydantic_ai.models
 import pytest
+from fake_openai import serve
 
 BENCHMARK = """\
 code: B1
@@ -20,33 +17,11 @@ cases:
 """
 
 
-class FailingServer(BaseHTTPRequestHandler):
-    """Answers every chat completion with HTTP 500 and an OpenAI-style error body."""
-
-    def do_POST(self) -> None:
-        self.rfile.read(int(self.headers["Content-Length"]))
-        error = {"error": {"message": "model overloaded " + "x" * 300, "type": "server_error", "code": 500}}
-        data = json.dumps(error).encode()
-        self.send_response(500)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
-
-
 @pytest.fixture
 def failing_server() -> Iterator[str]:
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), FailingServer)
-    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{httpd.server_address[1]}/v1"
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
+    error = {"message": "model overloaded " + "x" * 300, "type": "server_error", "code": 500}
+    with serve(status=500, error=error) as fake:
+        yield f"{fake.url}/v1"
 
 
 def test_an_http_error_names_status_url_and_message_in_one_line(

@@ -15,15 +15,14 @@ import socket
 import subprocess
 import sys
 import textwrap
-import threading
 import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 import pydantic_ai.models
 import pytest
+from fake_openai import FakeOpenAI, serve
 from pydantic import BaseModel, Field
 from pydantic_ai import capture_run_messages
 from pydantic_ai.messages import ModelResponse, TextPart
@@ -211,69 +210,16 @@ def test_corrupt_gguf_fails_with_the_server_log(tmp_path: Path) -> None:
 # --- reusing a running server (a fake OpenAI-compatible one) ------------------------------------
 
 
-class FakeOpenAI(BaseHTTPRequestHandler):
-    """Lists one model and answers every chat completion with a fixed verdict, keeping the requests."""
-
-    requests: ClassVar[list[dict[str, Any]]] = []
-
-    def do_GET(self) -> None:
-        if self.path == "/v1/models":
-            self._reply({"object": "list", "data": [{"id": "fake-judge", "object": "model"}]})
-        else:
-            self.send_error(404)
-
-    def do_POST(self) -> None:
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        FakeOpenAI.requests.append(
-            {"path": self.path, "body": body, "auth": self.headers.get("Authorization")}
-        )
-        verdict = json.dumps({"reason": "fine", "pass": True})
-        self._reply(
-            {
-                "id": "c1",
-                "object": "chat.completion",
-                "created": 0,
-                "model": "fake-judge",
-                "choices": [
-                    {
-                        "index": 0,
-                        "finish_reason": "stop",
-                        "message": {"role": "assistant", "content": verdict},
-                    }
-                ],
-                "usage": {"prompt_tokens": 3, "completion_tokens": 2, "total_tokens": 5},
-            }
-        )
-
-    def _reply(self, payload: dict[str, Any]) -> None:
-        data = json.dumps(payload).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
-
-
 @pytest.fixture
-def fake_server() -> Iterator[str]:
-    FakeOpenAI.requests = []
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), FakeOpenAI)
-    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{httpd.server_address[1]}"
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
+def fake_server() -> Iterator[FakeOpenAI]:
+    with serve() as fake:
+        yield fake
 
 
-def test_reuses_a_running_server(fake_server: str) -> None:
-    server = start_local_server(f"local:{fake_server}")
+def test_reuses_a_running_server(fake_server: FakeOpenAI) -> None:
+    server = start_local_server(f"local:{fake_server.url}")
     assert (server.url, server.model_name, server.owned, server.pid) == (
-        f"{fake_server}/v1",
+        f"{fake_server.url}/v1",
         "fake-judge",
         False,
         None,
@@ -284,21 +230,21 @@ def test_reuses_a_running_server(fake_server: str) -> None:
     assert not server.running()
 
 
-def test_url_names_the_model(fake_server: str) -> None:
-    assert start_local_server(f"local:{fake_server}/v1#other-judge").model_name == "other-judge"
+def test_url_names_the_model(fake_server: FakeOpenAI) -> None:
+    assert start_local_server(f"local:{fake_server.url}/v1#other-judge").model_name == "other-judge"
 
 
-def test_url_without_models_endpoint(fake_server: str) -> None:
+def test_url_without_models_endpoint(fake_server: FakeOpenAI) -> None:
     with pytest.raises(LocalServerError, match="/models answered HTTP 404"):
-        start_local_server(f"local:{fake_server}/elsewhere")
+        start_local_server(f"local:{fake_server.url}/elsewhere")
 
 
-def test_server_for_session_reuses_the_exported_url(fake_server: str) -> None:
-    environ = {SHARED_URL_ENV: f"{fake_server}/v1"}
+def test_server_for_session_reuses_the_exported_url(fake_server: FakeOpenAI) -> None:
+    environ = {SHARED_URL_ENV: f"{fake_server.url}/v1"}
     server = server_for_session("local", environ=environ)
-    assert not server.owned and server.url == f"{fake_server}/v1"
+    assert not server.owned and server.url == f"{fake_server.url}/v1"
     server.stop()
-    assert environ == {SHARED_URL_ENV: f"{fake_server}/v1"}, (
+    assert environ == {SHARED_URL_ENV: f"{fake_server.url}/v1"}, (
         "a worker must not take the controller's URL back"
     )
 
@@ -312,17 +258,17 @@ def test_export_is_taken_back_on_stop() -> None:
     assert environ == {"OTHER": "1"}
 
 
-def test_judges_with_native_json_schema(fake_server: str, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_judges_with_native_json_schema(fake_server: FakeOpenAI, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-real-secret")
     monkeypatch.setattr(pydantic_ai.models, "ALLOW_MODEL_REQUESTS", True)
-    model = openai_compatible_model(f"{fake_server}/v1", "fake-judge")
+    model = openai_compatible_model(f"{fake_server.url}/v1", "fake-judge")
     prompt, _ = _build_prompt(inputs="2+2?", output="4", expected_output="4", rubric="The output is correct")
     result = asyncio.run(_judge_input_output_expected_agent.run(prompt, model=model, output_type=Verdict))
     assert (result.output.reason, result.output.pass_) == ("fine", True)
-    (request,) = FakeOpenAI.requests
-    body = request["body"]
-    assert request["path"] == "/v1/chat/completions"
-    assert request["auth"] == "Bearer no-key-needed", "the user's OpenAI key must not reach a local server"
+    (request,) = fake_server.completions
+    body = request.body
+    assert request.path == "/v1/chat/completions"
+    assert request.auth == "Bearer no-key-needed", "the user's OpenAI key must not reach a local server"
     assert "tools" not in body
     assert body["response_format"]["type"] == "json_schema"
     schema = body["response_format"]["json_schema"]["schema"]
@@ -330,16 +276,18 @@ def test_judges_with_native_json_schema(fake_server: str, monkeypatch: pytest.Mo
     assert schema["required"] == ["reason", "pass"]
 
 
-def test_prompted_output_without_native_json(fake_server: str, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_prompted_output_without_native_json(
+    fake_server: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(pydantic_ai.models, "ALLOW_MODEL_REQUESTS", True)
     model = openai_compatible_model(
-        f"{fake_server}/v1", "fake-judge", native_json=False, max_string_length=None
+        f"{fake_server.url}/v1", "fake-judge", native_json=False, max_string_length=None
     )
     result = asyncio.run(
         _judge_input_output_expected_agent.run("<Output>4</Output>", model=model, output_type=Verdict)
     )
     assert result.output.pass_ is True
-    body = FakeOpenAI.requests[0]["body"]
+    body = fake_server.completions[0].body
     assert body["response_format"] == {"type": "json_object"}
     assert "maxLength" not in json.dumps(body)
 
@@ -545,7 +493,7 @@ cases:
     ids=["local-url", "bare-name-and-base-url", "openai-name-and-base-url"],
 )
 def test_replay_finds_the_verdicts_a_use_run_just_cached(
-    pytester: pytest.Pytester, fake_server: str, options: list[str], monkeypatch: pytest.MonkeyPatch
+    pytester: pytest.Pytester, fake_server: FakeOpenAI, options: list[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(pydantic_ai.models, "ALLOW_MODEL_REQUESTS", True)  # the fake server only
     (pytester.path / "benchmarks").mkdir()
@@ -556,11 +504,11 @@ def test_replay_finds_the_verdicts_a_use_run_just_cached(
         "-p",
         "no:syrupy",
         "benchmarks",
-        *[o.format(url=fake_server) for o in options],
+        *[o.format(url=fake_server.url) for o in options],
     ]
     pytester.runpytest(*args).assert_outcomes(passed=2)  # the prompt item and the case
-    sent = len(FakeOpenAI.requests)
+    sent = len(fake_server.completions)
     assert sent == 1
     replayed = pytester.runpytest(*args, "--llmjudge-cache=replay")
     replayed.assert_outcomes(passed=2)
-    assert len(FakeOpenAI.requests) == sent  # answered from the cache, nothing sent
+    assert len(fake_server.completions) == sent  # answered from the cache, nothing sent

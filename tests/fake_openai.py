@@ -1,0 +1,113 @@
+"""A fake OpenAI-compatible judge server for tests, on this machine in a thread.
+
+``with serve() as fake:`` listens at ``fake.url`` (no ``/v1``): ``GET /v1/models`` lists one model,
+``fake-judge``, any other GET is a 404, and every POST is a chat completion answered with
+``fake.verdict`` as the message content, or, while ``fake.status`` is not 200, with that status and an
+OpenAI-style error body. The knobs may change while it runs; every request is kept in
+``fake.requests``.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, ClassVar
+
+
+@dataclass(frozen=True)
+class Request:
+    """One request the fake server received."""
+
+    method: str
+    path: str
+    auth: str | None
+    body: Any = None
+
+
+@dataclass
+class FakeOpenAI:
+    """What the fake server answers, and what it was asked."""
+
+    verdict: Any = field(default_factory=lambda: {"reason": "fine", "pass": True})
+    status: int = 200
+    # the "error" object of an answer that is not 200; None echoes the request's Authorization header
+    error: dict[str, Any] | None = None
+    headers: dict[str, str] = field(default_factory=dict)  # sent with every POST answer
+    requests: list[Request] = field(default_factory=list)
+    url: str = ""
+    _httpd: ThreadingHTTPServer | None = field(default=None, repr=False)
+
+    @property
+    def completions(self) -> list[Request]:
+        """The chat completion requests (every POST)."""
+        return [request for request in self.requests if request.method == "POST"]
+
+    def stop(self) -> None:
+        """Stop listening: nothing answers at ``url`` any more."""
+        if self._httpd is not None:
+            self._httpd.shutdown()
+            self._httpd.server_close()
+            self._httpd = None
+
+
+class _Handler(BaseHTTPRequestHandler):
+    fake: ClassVar[FakeOpenAI]
+
+    def do_GET(self) -> None:
+        self.fake.requests.append(Request("GET", self.path, self.headers.get("Authorization")))
+        if self.path == "/v1/models":
+            self._reply(200, {"object": "list", "data": [{"id": "fake-judge", "object": "model"}]})
+        else:
+            self.send_error(404)
+
+    def do_POST(self) -> None:
+        auth = self.headers.get("Authorization")
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        fake = self.fake
+        fake.requests.append(Request("POST", self.path, auth, body))
+        if fake.status != 200:
+            error = fake.error or {"message": f"bad request; you sent Authorization: {auth}"}
+            self._reply(fake.status, {"error": error}, fake.headers)
+            return
+        message = {"role": "assistant", "content": json.dumps(fake.verdict)}
+        completion = {
+            "id": "c1",
+            "object": "chat.completion",
+            "created": 0,
+            "model": "fake-judge",
+            "choices": [{"index": 0, "finish_reason": "stop", "message": message}],
+            "usage": {"prompt_tokens": 3, "completion_tokens": 2, "total_tokens": 5},
+        }
+        self._reply(200, completion, fake.headers)
+
+    def _reply(self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None) -> None:
+        data = json.dumps(payload).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+@contextmanager
+def serve(host: str = "127.0.0.1", **knobs: Any) -> Iterator[FakeOpenAI]:
+    """A fake server listening on ``host`` (``0.0.0.0`` for other loopback addresses too) until the
+    block ends; ``knobs`` are ``FakeOpenAI`` fields."""
+    fake = FakeOpenAI(**knobs)
+    handler = type("FakeOpenAIHandler", (_Handler,), {"fake": fake})
+    httpd = ThreadingHTTPServer((host, 0), handler)
+    threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+    fake.url, fake._httpd = f"http://127.0.0.1:{httpd.server_address[1]}", httpd
+    try:
+        yield fake
+    finally:
+        fake.stop()
