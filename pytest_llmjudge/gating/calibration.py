@@ -305,8 +305,9 @@ def store_calibration(
     return path
 
 
-def _read(path: Path) -> StoredCalibration | None:
-    """A stored calibration, or None for anything unreadable, malformed or of another format."""
+def _parse(path: Path) -> tuple[str, str, str, list[tuple[bool, bool]]] | None:
+    """(fingerprint, benchmark, created, pairs) of a stored calibration, or None for anything
+    unreadable, malformed or of another format."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError, RecursionError):
@@ -324,11 +325,20 @@ def _read(path: Path) -> StoredCalibration | None:
         if not (isinstance(pair, list) and len(pair) == 2 and all(isinstance(x, bool) for x in pair)):
             return None
         pairs.append((pair[0], pair[1]))
-    agree = agreement(confusion(pairs))
+    counts = confusion(pairs)
     # Counts that disagree with the pairs mean an edited or damaged file.
-    if any(stored.get(key) != getattr(agree, key) for key in ("tp", "fn", "tn", "fp")):
+    if any(stored.get(key) != getattr(counts, key) for key in ("tp", "fn", "tn", "fp")):
         return None
-    return StoredCalibration(path, fingerprint, benchmark, created, agree, tuple(pairs))
+    return fingerprint, benchmark, created, pairs
+
+
+def _read(path: Path) -> StoredCalibration | None:
+    """A stored calibration with its agreement recomputed, or None (see ``_parse``)."""
+    parsed = _parse(path)
+    if parsed is None:
+        return None
+    fingerprint, benchmark, created, pairs = parsed
+    return StoredCalibration(path, fingerprint, benchmark, created, agreement(confusion(pairs)), tuple(pairs))
 
 
 def load_calibration(folder: Path, benchmark: str, fingerprint: str) -> StoredCalibration | None:
@@ -348,7 +358,8 @@ def stale_calibration(folder: Path, benchmark: str, fingerprint: str) -> bool:
     except OSError:
         return False
     for path in candidates:
-        stored = _read(path)
-        if stored is not None and stored.benchmark == benchmark and stored.fingerprint != fingerprint:
+        # only who it is for: computing κ would import statsmodels (0.8 s) in every run
+        parsed = _parse(path)
+        if parsed is not None and parsed[1] == benchmark and parsed[0] != fingerprint:
             return True
     return False
