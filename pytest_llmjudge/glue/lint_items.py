@@ -63,10 +63,13 @@ def _linter(config: pytest.Config) -> Linter:
         from ..lint.engine import Linter
         from ..lint.settings import settings_for_root
         from ..suite.root import root_from_values
+        from .stash import STATE
 
         root = root_from_values(config.rootpath, config.inipath, lambda name: _ini(config, name))
         try:
-            linter = Linter(settings_for_root(root), base=config.rootpath)
+            state = config.stash.get(STATE, None)  # the run's settings, when the run state exists
+            allow = bool(state is not None and state.settings.allow_outside_root)
+            linter = Linter(settings_for_root(root, allow_outside_root=allow), base=config.rootpath)
         except ValueError as exc:  # SettingsError, SelectionError: a mistake in [tool.llmjudge.lint]
             raise pytest.UsageError(f"--llmjudge-lint: {exc}") from None
         config.stash[LINTER] = linter

@@ -120,13 +120,16 @@ def yaml_kind(data: Any) -> Kind | None:
     return None
 
 
-def load_yaml_document(path: Path, display: str, root: Path) -> BenchmarkDocument | TemplateDocument | None:
+def load_yaml_document(
+    path: Path, display: str, root: Path, allow_outside: bool = False
+) -> BenchmarkDocument | TemplateDocument | None:
     """A benchmark or template document, or None when the YAML file is neither."""
     text = read_text(path, display)
     source = load_yaml(text, display)
     kind = yaml_kind(source.data)
     if kind is Kind.BENCHMARK:
-        return BenchmarkDocument(path, display, text, source, load_benchmark(path, display, root))
+        benchmark = load_benchmark(path, display, root, allow_outside=allow_outside)
+        return BenchmarkDocument(path, display, text, source, benchmark)
     if kind is Kind.TEMPLATE:
         return _template_document(path, display, text, source)
     return None

@@ -151,7 +151,7 @@ class Linter:
         if path.suffix in _YAML:
             if self.is_rubric(path):
                 return None
-            return load_yaml_document(path, display, self.settings.root)
+            return load_yaml_document(path, display, self.settings.root, self.settings.allow_outside_root)
         return load_prompt(path, display)
 
     def lint_file(self, path: Path) -> list[Diagnostic]:

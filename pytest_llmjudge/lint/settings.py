@@ -19,13 +19,14 @@ paths = ["benchmarks", "evaluators"]   # what `llmjudge lint` checks when given 
 
 from __future__ import annotations
 
+import os
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from ..suite.errors import nearest
-from ..suite.root import BENCHMARK_PATHS_DEFAULT, RUBRICS_DEFAULT, ProjectRoot, find_root
+from ..suite.root import BENCHMARK_PATHS_DEFAULT, RUBRICS_DEFAULT, ProjectRoot, find_root, read_bool
 
 _KEYS = ("select", "ignore", "exclude", "benchmarks", "paths", "per-file-ignores")
 
@@ -46,6 +47,7 @@ class LintSettings:
     paths: tuple[str, ...] = (".",)
     per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
     rubrics: str = RUBRICS_DEFAULT  # YAML files below this folder are rubrics, never benchmarks
+    allow_outside_root: bool = False  # benchmark files may name files outside the root (as in a run)
 
 
 def load_settings(start: Path) -> LintSettings:
@@ -53,9 +55,14 @@ def load_settings(start: Path) -> LintSettings:
     return settings_for_root(find_root([start], start))
 
 
-def settings_for_root(root: ProjectRoot, isolated: bool = False) -> LintSettings:
+def settings_for_root(
+    root: ProjectRoot, isolated: bool = False, allow_outside_root: bool | None = None
+) -> LintSettings:
     """Settings rooted at pytest's rootdir; ``[tool.llmjudge.lint]`` from its pyproject.toml
-    unless ``isolated``. ``llmjudge lint`` and ``pytest --llmjudge-lint`` both call this."""
+    unless ``isolated``. ``llmjudge lint`` and ``pytest --llmjudge-lint`` both call this.
+
+    ``allow_outside_root`` None: read as a run reads it, ``LLMJUDGE_ALLOW_OUTSIDE_ROOT`` else the
+    ini file's ``llmjudge_allow_outside_root`` (the pytest glue passes the run's value)."""
     pyproject = root.rootdir / "pyproject.toml"
     table: dict[str, Any] = {}
     if not isolated and pyproject.is_file():
@@ -64,7 +71,24 @@ def settings_for_root(root: ProjectRoot, isolated: bool = False) -> LintSettings
         except (OSError, tomllib.TOMLDecodeError) as exc:
             raise SettingsError(f"{pyproject}: cannot read settings: {exc}") from None
         table = data.get("tool", {}).get("llmjudge", {}).get("lint", {})
-    return settings_from_table(table, root.rootdir, str(pyproject), root)
+    settings = settings_from_table(table, root.rootdir, str(pyproject), root)
+    if allow_outside_root is None:
+        allow_outside_root = _allow_outside_root(root)
+    return replace(settings, allow_outside_root=allow_outside_root)
+
+
+def _allow_outside_root(root: ProjectRoot) -> bool:
+    variable = os.environ.get("LLMJUDGE_ALLOW_OUTSIDE_ROOT", "")
+    if variable:
+        return read_bool(variable, "LLMJUDGE_ALLOW_OUTSIDE_ROOT")
+    value = root.ini("llmjudge_allow_outside_root")
+    if value is None or value == "":
+        return False
+    return (
+        value
+        if isinstance(value, bool)
+        else read_bool(str(value), f"{root.inifile}: llmjudge_allow_outside_root")
+    )
 
 
 def settings_from_table(
