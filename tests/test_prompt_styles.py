@@ -21,3 +21,17 @@ def test_compiled_request_per_style(style: str, snapshot: SnapshotAssertion) -> 
     benchmark = load_benchmark(path, "benchmarks/a-component/A-NEG1.yaml", REPO)
     request = compile_case(benchmark, sections_for(benchmark, REPO), benchmark.cases[2], style)
     assert render_messages(request) == snapshot
+
+
+def test_requests_render_while_another_event_loop_runs_in_this_thread() -> None:
+    """A browser-testing plugin (playwright) or an async runner may hold a running event loop in
+    pytest's main thread: the ``::prompt`` item still renders what the judge is told."""
+    import asyncio
+
+    benchmark = load_benchmark(REPO / "benchmarks/a-component/A-MED1.yaml", "A-MED1.yaml", REPO)
+    request = compile_case(benchmark, sections_for(benchmark, REPO), benchmark.cases[0], "no_reasoning")
+
+    async def inside_a_loop() -> str:
+        return render_messages(request)
+
+    assert "<Output>" in asyncio.run(inside_a_loop())

@@ -10,13 +10,14 @@ LLMJudge's ``{reason, pass, score}`` to BENCHMARK_FORMAT's optional ``confidence
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import json
 import random
 import uuid
-from collections.abc import Sequence
+from collections.abc import Coroutine, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, Field, StrictBool, ValidationError
 from pydantic_ai import models
@@ -480,13 +481,27 @@ _SNAPSHOT_MODEL = FunctionModel(_snapshot_answer, model_name="snapshot")
 _SNAPSHOT_TEMPLATES: dict[tuple[str, str], tuple[RequestTemplate, list[str]] | None] = {}
 
 
+T = TypeVar("T")
+
+
+def _run(coroutine: Coroutine[Any, Any, T]) -> T:
+    """``asyncio.run``, also when this thread already runs an event loop (a browser-testing plugin
+    or an async test runner in the same pytest session): then on a thread of its own."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coroutine)
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, coroutine).result()
+
+
 def render_messages(request: CompiledRequest) -> str:
     """The exact messages and output schema the judge model is sent, as readable text."""
     if request.prompt_style != "no_reasoning":
         return _render_through_agent(request)  # text answers: no output schema
     key = _template_key(request)
     if key not in _SNAPSHOT_TEMPLATES:
-        template = asyncio.run(capture_template(request, _SNAPSHOT_MODEL, None))
+        template = _run(capture_template(request, _SNAPSHOT_MODEL, None))
         if template is None:
             _SNAPSHOT_TEMPLATES[key] = None
         else:
@@ -509,7 +524,7 @@ def _render_through_agent(request: CompiledRequest) -> str:
 
     model = FunctionModel(capture, model_name="snapshot")
     prompt = user_prompt(request)
-    asyncio.run(
+    _run(
         _agent(request).run(
             prompt,
             model=_OneVoiceModel(model, request.prompt_style),

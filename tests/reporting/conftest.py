@@ -33,7 +33,7 @@ def chromium_path() -> str | None:
     return "/usr/bin/chromium" if Path("/usr/bin/chromium").exists() else None
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")  # playwright holds the running event loop while it lives
 def browser() -> Iterator[Browser]:
     executable = chromium_path()
     if executable is None:
