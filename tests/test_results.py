@@ -35,8 +35,10 @@ def test_every_judged_run_writes_a_new_results_file_that_validates(suite: Suite)
         assert re.fullmatch(r"\d{8}T\d{6}Z-[0-9a-f]{12}(-\d+)?\.json", path.name)
     shown = re.search(r"results file: (\S+)", first.stdout.str())
     assert shown and (suite.root / shown.group(1)).exists()
+    first_file = (suite.root / shown.group(1)).resolve()
+    (second_file,) = [path for path in files if path.resolve() != first_file]  # names may share a second
     assert re.search(r"results file: \S+", second.stdout.str())
-    data = load_results(files[0])  # validates against the schema
+    data = load_results(first_file)  # validates against the schema
     validate(data)
     (benchmark,) = data["benchmarks"]
     assert benchmark["judge"]["model"] == "function:fake-judge"
@@ -59,7 +61,7 @@ def test_every_judged_run_writes_a_new_results_file_that_validates(suite: Suite)
     assert sample["pass"] is True and sample["input_tokens"] > 0
     assert data["exit_status"] == 1 and data["exit_reasons"] == ["gate failed: A-OK1"]
     assert data["command"][0] == "pytest"
-    assert data["totals"]["calls"] == 2 and load_results(files[1])["totals"]["cache_hits"] == 2
+    assert data["totals"]["calls"] == 2 and load_results(second_file)["totals"]["cache_hits"] == 2
 
 
 def test_no_results_file_without_judged_benchmarks(suite: Suite) -> None:
@@ -126,3 +128,26 @@ def test_results_file_from_xdist_workers(suite: Suite) -> None:
     data = load_results(suite.root / "run.json")
     assert {c["id"] for c in data["benchmarks"][0]["cases"]} == {"says-hello", "says-fail"}
     assert all(len(c["samples"]) == 1 for c in data["benchmarks"][0]["cases"])
+
+
+def test_runs_lists_two_runs_of_the_same_second_newest_first(tmp_path: Path) -> None:
+    from pytest_llmjudge.cli.main import main
+
+    folder = tmp_path / ".llmjudge" / "runs"
+    folder.mkdir(parents=True)
+    names = [
+        "20261123T103000Z-abcdef123456.json",  # first of that second
+        "20261123T103000Z-abcdef123456-2.json",
+        "20261123T103000Z-abcdef123456-3.json",
+        "20261123T103001Z-abcdef123456.json",
+    ]
+    for name in names:
+        (folder / name).write_text("{}")
+    import contextlib
+    import io
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
+        main(["runs", "--rootdir", str(tmp_path)])
+    listed = [name for line in out.getvalue().splitlines() for name in names if name in line]
+    assert listed == list(reversed(names))

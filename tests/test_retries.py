@@ -27,6 +27,7 @@ from pytest_llmjudge.judging.llmjudge import (
     JudgeConfig,
     JudgeVerdict,
     _agent,
+    _OneVoiceModel,
     judge_once,
     user_prompt,
 )
@@ -309,7 +310,9 @@ def test_the_model_receives_exactly_what_llmjudges_agent_sends(
         asyncio.run(
             _agent(request).run(
                 user_prompt(request),
-                model=reference,
+                # LLMJudge's agent, with its system prompt in the request's one voice (answer
+                # through the verdict tool): what the judge is sent, and what snapshots show
+                model=_OneVoiceModel(reference, request.prompt_style),
                 model_settings=settings,
                 output_type=JudgeVerdict,
                 instructions=request.instructions or None,

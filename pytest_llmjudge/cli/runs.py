@@ -20,10 +20,18 @@ def _load(path: str) -> dict[str, Any] | None:
         return None
 
 
+def _run_order(path: Path) -> tuple[str, int]:
+    """Start time, then the ``-2``, ``-3`` a name gets when two runs start in the same second."""
+    stem, _, number = path.stem.rpartition("-")
+    if stem.count("-") >= 1 and number.isdigit():  # <time>-<digest>-<n>
+        return stem, int(number)
+    return path.stem, 1
+
+
 def _runs(args: argparse.Namespace) -> int:
     """List the results files of a repository, newest first."""
     folder = Path(args.rootdir) / RUNS_FOLDER
-    paths = sorted(folder.glob("*.json"), reverse=True) if folder.is_dir() else []
+    paths = sorted(folder.glob("*.json"), key=_run_order, reverse=True) if folder.is_dir() else []
     if not paths:
         print(f"no results files in {folder}")
         return 0
