@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 
 import numpy  # noqa: F401  (in-process pytester runs cannot import numpy a second time)
 import pytest
