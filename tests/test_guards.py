@@ -5,15 +5,14 @@ verdicts, hybrid checks, back-off, API keys, gate rounding, timeouts, option err
 from __future__ import annotations
 
 import json
-import threading
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pydantic_ai.models
 import pytest
 from conftest import Suite
+from fake_openai import FakeOpenAI, serve
 
 # A judge driven by the candidate output: "FAIL" fails, "UNSURE" passes but is uncertain, "BROKEN"
 # raises, "RATE-LIMITED" is refused once with a 429 and Retry-After of 1 s, "SLEEP s" sleeps.
@@ -115,50 +114,15 @@ def test_a_benchmarks_prompt_style_decides_what_the_judge_is_asked_for(guarded: 
     assert plain["tools"] != [] and "<reasoning>" not in plain["prompt"]  # the run's no_reasoning
 
 
-def fake_openai_server() -> Iterator[tuple[str, list[dict[str, Any]]]]:
-    """An OpenAI-compatible server on 127.0.0.1 that passes every case and keeps the requests."""
-    received: list[dict[str, Any]] = []
-
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:
-            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-            received.append({"path": self.path, "auth": self.headers.get("Authorization"), "body": body})
-            message = {"role": "assistant", "content": json.dumps({"reason": "fine", "pass": True})}
-            payload = {
-                "id": "c1",
-                "object": "chat.completion",
-                "created": 0,
-                "model": body.get("model", "fake-judge"),
-                "choices": [{"index": 0, "finish_reason": "stop", "message": message}],
-                "usage": {"prompt_tokens": 3, "completion_tokens": 2, "total_tokens": 5},
-            }
-            data = json.dumps(payload).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-
-        def log_message(self, format: str, *args: Any) -> None:
-            pass
-
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{httpd.server_address[1]}", received
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
-
-
 @pytest.fixture
-def openai_server(monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[str, list[dict[str, Any]]]]:
-    """The fake server, which the run may call (no other model is reachable)."""
+def openai_server(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeOpenAI]:
+    """A fake OpenAI-compatible server on 127.0.0.1, which the run may call (no other model is
+    reachable)."""
     monkeypatch.setattr(pydantic_ai.models, "ALLOW_MODEL_REQUESTS", True)
     for name in ("OPENAI_API_KEY", "LLMJUDGE_API_KEY", "LLMJUDGE_MODEL", "LLMJUDGE_BASE_URL"):
         monkeypatch.delenv(name, raising=False)
-    yield from fake_openai_server()
+    with serve() as fake:
+        yield fake
 
 
 def junit_models(suite: Suite) -> dict[str, str]:
@@ -172,13 +136,14 @@ def junit_models(suite: Suite) -> dict[str, str]:
 
 
 def test_a_benchmarks_base_url_is_where_its_judge_is_called(
-    bare_suite: Suite, openai_server: tuple[str, list[dict[str, Any]]]
+    bare_suite: Suite, openai_server: FakeOpenAI
 ) -> None:
-    url, received = openai_server
+    url = openai_server.url
     own = f"judge: {{model: 'openai:fake-judge', base_url: '{url}/v1'}}\n"
     bare_suite.benchmark("B-URL", benchmark("B-URL", ["served"], own))
     judge_run(bare_suite, "--junitxml=junit.xml").assert_outcomes(passed=2)
-    assert [(r["path"], r["body"]["model"]) for r in received] == [("/v1/chat/completions", "fake-judge")]
+    sent = [(r.path, r.body["model"]) for r in openai_server.completions]
+    assert sent == [("/v1/chat/completions", "fake-judge")]
     assert junit_models(bare_suite)["c0"] == f"openai:fake-judge@{url}/v1"
 
 
@@ -192,18 +157,18 @@ def test_a_benchmarks_base_url_is_where_its_judge_is_called(
 )
 def test_the_api_key_reaches_an_openai_compatible_server(
     bare_suite: Suite,
-    openai_server: tuple[str, list[dict[str, Any]]],
+    openai_server: FakeOpenAI,
     monkeypatch: pytest.MonkeyPatch,
     environment: dict[str, str],
     sent: str,
 ) -> None:
-    url, received = openai_server
+    url = openai_server.url
     for name, value in environment.items():
         monkeypatch.setenv(name, value)
     bare_suite.benchmark("B-KEY", benchmark("B-KEY", ["keyed"]))
     result = judge_run(bare_suite, "--llmjudge-model=openai:fake-judge", f"--llmjudge-base-url={url}")
     result.assert_outcomes(passed=2)
-    assert [r["auth"] for r in received] == [sent]
+    assert [r.auth for r in openai_server.completions] == [sent]
 
 
 # -- pacing and back-off ------------------------------------------------------------------------------
