@@ -50,10 +50,11 @@ def judge_label(value: str, base_url: str | None = None) -> str:
     if base_url:
         name = value.split(":", 1)[1] if value.startswith("openai:") else value
         try:
-            url = normalize_base_url(base_url)
+            normalize_base_url(base_url)  # a usable http(s)://host:port URL, or an error
         except LocalServerError:
             raise ModelConfigError(f"base URL {base_url!r} is not an http(s)://host:port URL") from None
-        return f"openai:{name}@{url}"
+        # the URL the requests go to, as given (some servers serve the API below another path)
+        return f"openai:{name}@{base_url.strip().rstrip('/')}"
     return value
 
 
