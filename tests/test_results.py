@@ -91,7 +91,8 @@ def test_runs_show_and_report_commands(suite: Suite, capsys: pytest.CaptureFixtu
     listing = capsys.readouterr().out.splitlines()
     assert listing[0].split()[:3] == ["started", "suite", "cases"]
     names = [line.split()[-1] for line in listing[1:]]
-    assert names == sorted(names, reverse=True) and len(names) == 2
+    started = [line.split()[0] for line in listing[1:]]
+    assert started == sorted(started, reverse=True) and len(names) == 2  # newest first
     assert all(" fail " in line for line in listing[1:])
     path = str(runs(suite)[0])
     assert main(["show", path]) == 0
