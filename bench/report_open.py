@@ -30,17 +30,9 @@ sys.path.insert(0, str(ROOT))
 
 from pytest_llmjudge.reporting.html import write_report  # noqa: E402
 from pytest_llmjudge.reporting.results_file import load_results  # noqa: E402
+from tests.reporting.conftest import CHROMIUM_ARGS  # noqa: E402  (the browser tests' flags)
 from tests.reporting.results_factory import make_baseline, make_results  # noqa: E402
 
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 TIMINGS = """() => ({
   rows: performance.getEntriesByName("llmjudge:rows-shown")[0].startTime,
   paint: (performance.getEntriesByName("first-contentful-paint")[0] || {startTime: null}).startTime,

@@ -96,7 +96,8 @@ def release_gates(state: RunState, benchmark_gates: list[BenchmarkGate]) -> list
         return gates
     from ..reporting.run_summary import paired_cases
 
-    pairs = paired_cases(results.baseline, {g.code: _verdicts(state, g.code) for g in gates})
+    case_verdicts = _verdicts(state)
+    pairs = paired_cases(results.baseline, {g.code: case_verdicts.get(g.code, {}) for g in gates})
     results.comparisons = compare_benchmarks(pairs, margin=settings.margin, alpha=settings.alpha)
     if settings.fail_on != "regression":
         return gates
@@ -107,12 +108,13 @@ def release_gates(state: RunState, benchmark_gates: list[BenchmarkGate]) -> list
     ]
 
 
-def _verdicts(state: RunState, code: str) -> dict[str, bool]:
-    return {
-        r.case: r.result == "pass"
-        for r in state.records
-        if r.benchmark == code and r.result in ("pass", "fail")
-    }
+def _verdicts(state: RunState) -> dict[str, dict[str, bool]]:
+    """Each benchmark's case verdicts (pass or fail), grouped in one pass over the records."""
+    grouped: dict[str, dict[str, bool]] = {}
+    for r in state.records:
+        if r.result in ("pass", "fail"):
+            grouped.setdefault(r.benchmark, {})[r.case] = r.result == "pass"
+    return grouped
 
 
 def regression_detail(comparison: Comparison) -> str:

@@ -70,6 +70,9 @@ def _no_back_off(seconds: float) -> None:
     return None
 
 
+_NO_ATTEMPT = JudgeFailure("judge-error", "no attempt was made")
+
+
 async def judge_with_retries(
     request: CompiledRequest,
     call: JudgeCall,
@@ -86,7 +89,7 @@ async def judge_with_retries(
     also passed to ``back_off`` so that other calls hold off too.
     """
     rng = rng or _JITTER
-    failure = JudgeFailure("judge-error", "no attempt was made")
+    failure = _NO_ATTEMPT  # built once: every JudgeFailure is redacted, a copy of the environment
     for attempt in range(1, policy.attempts + 1):
         await pace()
         try:
