@@ -268,14 +268,20 @@ class RunState:
         write_run_results(self, session)
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
-        if self.benchmark_results:
-            write_summary(self, terminalreporter)
+        write_summary(self, terminalreporter)
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_unconfigure(self) -> None:
+        write_closing_exit_line(self)
 
 
 def write_summary(state: RunState, terminalreporter: Any) -> None:
-    """The run's gate tables, judge line, review list, statistics and exit reasons."""
+    """The run's gate tables, judge line, review list, statistics and exit reasons (those of a run
+    that exits 0 although items failed come after pytest's final line: ``write_closing_exit_line``)."""
     from ..reporting.summary import GateSummary, Stats, exit_lines, shorten
 
+    if not state.benchmark_results:
+        return
     write = terminalreporter.write_line
     terminalreporter.section("llmjudge gates")
     for line in GateSummary(state.benchmark_results, state.rubric_results).lines:
@@ -298,9 +304,32 @@ def write_summary(state: RunState, terminalreporter: Any) -> None:
 
     for line, markup in summary_lines(state):
         write(line, **markup)
-    status = int(state.session.exitstatus) if state.session is not None else 0  # as decided
+    status = _decided_status(state)
+    if _failures_tolerated(state):
+        return  # pytest's final line, below, counts the failures in red: the exit line follows it
     for line in exit_lines(status, state.exit_reasons):
         write(line, red=status != 0, green=status == 0)
+
+
+def write_closing_exit_line(state: RunState) -> None:
+    """A run that exits 0 although items failed ends on its exit decision, after pytest's red final
+    line (``N failed, M passed``): the controller's terminal only, once the session is over."""
+    from ..reporting.summary import closing_exit_line
+
+    reporter = state.config.pluginmanager.get_plugin("terminalreporter")
+    if reporter is None or is_worker(state.config) or not _failures_tolerated(state):
+        return
+    reporter.write_line(closing_exit_line(_decided_status(state), state.exit_reasons), green=True)
+
+
+def _decided_status(state: RunState) -> int:
+    return int(state.session.exitstatus) if state.session is not None else 0
+
+
+def _failures_tolerated(state: RunState) -> bool:
+    """The run exits 0 though items failed (each within its benchmark's gate), so pytest's final
+    line is red. False once something else (``--max-warnings``) has made the exit status non-zero."""
+    return bool(state.benchmark_results and state.failed_nodeids) and _decided_status(state) == 0
 
 
 def rubric_files_as_errors(

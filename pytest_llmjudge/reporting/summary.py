@@ -99,6 +99,12 @@ def exit_lines(status: int, reasons: Sequence[str]) -> list[str]:
     return [f"exit status {status}:", *[f"  - {r}" for r in reasons]]
 
 
+def closing_exit_line(status: int, reasons: Sequence[str]) -> str:
+    """The exit decision as one line (``llmjudge: exit status 0: reason; reason``), for the end of
+    a run that exits 0 although items failed: below pytest's red count of them, it is read last."""
+    return "llmjudge: " + exit_lines(status, ["; ".join(reasons)] if reasons else [])[0]
+
+
 LIMIT = 300
 
 
