@@ -113,7 +113,7 @@ def pytest_configure(config: pytest.Config) -> None:
         from .judging.service import JudgeSetupError
 
         try:
-            state.service.local_model(model)
+            state.service.judges.local_model(model)
         except JudgeSetupError as exc:
             raise pytest.UsageError(str(exc)) from None
     if config.getoption("numprocesses", None) and not hasattr(config, "workerinput"):

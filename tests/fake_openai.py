@@ -3,14 +3,17 @@
 ``with serve() as fake:`` listens at ``fake.url`` (no ``/v1``): ``GET /v1/models`` lists one model,
 ``fake-judge``, any other GET is a 404, and every POST is a chat completion answered with
 ``fake.verdict`` as the message content, or, while ``fake.status`` is not 200, with that status and an
-OpenAI-style error body. The knobs may change while it runs; every request is kept in
-``fake.requests``.
+OpenAI-style error body. With ``fake.props`` set, ``GET /props`` answers it (llama.cpp's server
+properties, e.g. ``{"total_slots": 1}``); ``fake.delay`` seconds pass before each completion, and
+``fake.peak`` is the most completions it was answering at once. The knobs may change while it
+runs; every request is kept in ``fake.requests``.
 """
 
 from __future__ import annotations
 
 import json
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -37,6 +40,11 @@ class FakeOpenAI:
     # the "error" object of an answer that is not 200; None echoes the request's Authorization header
     error: dict[str, Any] | None = None
     headers: dict[str, str] = field(default_factory=dict)  # sent with every POST answer
+    props: dict[str, Any] | None = None  # GET /props answers this (404 while None)
+    delay: float = 0.0  # seconds each completion takes
+    peak: int = 0  # most completions answered at once
+    _busy: int = field(default=0, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     requests: list[Request] = field(default_factory=list)
     url: str = ""
     _httpd: ThreadingHTTPServer | None = field(default=None, repr=False)
@@ -61,6 +69,8 @@ class _Handler(BaseHTTPRequestHandler):
         self.fake.requests.append(Request("GET", self.path, self.headers.get("Authorization")))
         if self.path == "/v1/models":
             self._reply(200, {"object": "list", "data": [{"id": "fake-judge", "object": "model"}]})
+        elif self.path == "/props" and self.fake.props is not None:
+            self._reply(200, self.fake.props)
         else:
             self.send_error(404)
 
@@ -69,6 +79,17 @@ class _Handler(BaseHTTPRequestHandler):
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         fake = self.fake
         fake.requests.append(Request("POST", self.path, auth, body))
+        with fake._lock:
+            fake._busy += 1
+            fake.peak = max(fake.peak, fake._busy)
+        try:
+            time.sleep(fake.delay)
+            self._answer(fake, auth)
+        finally:
+            with fake._lock:
+                fake._busy -= 1
+
+    def _answer(self, fake: FakeOpenAI, auth: str | None) -> None:
         if fake.status != 200:
             error = fake.error or {"message": f"bad request; you sent Authorization: {auth}"}
             self._reply(fake.status, {"error": error}, fake.headers)

@@ -77,7 +77,7 @@ def case_record(item: pytest.Item, report: pytest.TestReport) -> CaseRecord | No
 def repeat_fields(item: CaseItem, outcome: Outcome | None) -> dict[str, Any]:
     """The record fields of the results file: samples, flakiness, judge fingerprint, request text."""
     from ..gating.repeats import Sample, reduce_samples
-    from ..judging.service import JudgeChoice
+    from ..judging.judges import JudgeChoice
     from ..reporting.results_writer import sample_dicts
     from ..suite.hashing import digest
     from ..suite.settings import judge_setting

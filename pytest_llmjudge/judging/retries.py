@@ -165,7 +165,7 @@ async def judge_uncached(
 ) -> Outcome:
     """Judge a case the cache did not settle: holds a concurrency slot while calling the model,
     then stores the verdict (never an error) unless ``mode`` is ``off``."""
-    async with slots.hold():
+    async with slots.hold(job.endpoint):
         started = time.perf_counter()
         outcome = await judge_with_retries(
             job.request,

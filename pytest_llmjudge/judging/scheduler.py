@@ -14,10 +14,10 @@ import concurrent.futures
 import contextlib
 import threading
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Container, Iterable
+from collections.abc import AsyncIterator, Awaitable, Callable, Container, Iterable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from typing import Generic, Protocol, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 T = TypeVar("T")
 Job = Callable[["Slots"], Awaitable[T]]
@@ -82,16 +82,26 @@ class RatePacer:
 class Slots:
     """The bound on model calls in flight, plus request pacing. Lives on the scheduler's loop."""
 
-    def __init__(self, concurrency: int, rpm: float | None, progress: Progress) -> None:
+    def __init__(
+        self,
+        concurrency: int,
+        rpm: float | None,
+        progress: Progress,
+        limits: Mapping[str, int] | None = None,
+    ) -> None:
         self._semaphore = asyncio.Semaphore(concurrency)
         self.pacer = RatePacer(rpm)
         self.progress = progress
         self._endpoints: dict[str, RatePacer] = {}  # each server's own Retry-After back-off
+        self._limits = limits if limits is not None else {}  # a server's own slots, read when held
+        self._per_endpoint: dict[str, asyncio.Semaphore] = {}
 
     @asynccontextmanager
-    async def hold(self) -> AsyncIterator[None]:
-        """Hold one slot: at most ``concurrency`` holders at any moment."""
-        async with self._semaphore:
+    async def hold(self, endpoint: str = "") -> AsyncIterator[None]:
+        """Hold one slot: at most ``concurrency`` holders at any moment, and at most ``limits``'
+        number for ``endpoint`` (a server's own slots), waited for first so that a call waiting
+        for its server never keeps another server's call from starting."""
+        async with self._endpoint_slot(endpoint), self._semaphore:
             progress = self.progress
             progress.in_flight += 1
             progress.max_in_flight = max(progress.max_in_flight, progress.in_flight)
@@ -99,6 +109,14 @@ class Slots:
                 yield
             finally:
                 progress.in_flight -= 1
+
+    def _endpoint_slot(self, endpoint: str) -> contextlib.AbstractAsyncContextManager[Any]:
+        limit = self._limits.get(endpoint)
+        if limit is None:
+            return contextlib.nullcontext()
+        if endpoint not in self._per_endpoint:
+            self._per_endpoint[endpoint] = asyncio.Semaphore(limit)
+        return self._per_endpoint[endpoint]
 
     async def pace(self, endpoint: str = "") -> None:
         """Wait until the next request may start (requests per minute, ``endpoint``'s back-off)."""
@@ -123,8 +141,10 @@ class Scheduler(Generic[T]):
         tally: Callable[[T, Progress], None] | None = None,
         waiting: Waiting | None = None,
         poll: float = 0.2,
+        limits: Mapping[str, int] | None = None,
     ) -> None:
         self.progress = Progress()
+        self._limits = limits  # endpoint -> calls in flight at most (a server's slots)
         self._concurrency = concurrency
         self._rpm = rpm
         self._tally = tally
@@ -159,7 +179,7 @@ class Scheduler(Generic[T]):
 
     def _spawn(self, batch: list[tuple[concurrent.futures.Future[T], Job[T]]]) -> None:
         if self._slots is None:
-            self._slots = Slots(self._concurrency, self._rpm, self.progress)
+            self._slots = Slots(self._concurrency, self._rpm, self.progress, self._limits)
             self.progress.started = time.monotonic()
         for future, job in batch:
             if future.cancelled():

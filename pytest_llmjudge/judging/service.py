@@ -15,11 +15,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..suite.settings import RunSettings
+from .judges import JudgeChoice as JudgeChoice
+from .judges import Judges, endpoint
+from .judges import JudgeSetupError as JudgeSetupError
 from .verdict import JudgeFailure, Outcome
 
 if TYPE_CHECKING:
     from ..compile.request import CompiledRequest
-    from ..local.server import LocalServer
     from ..suite.files import Benchmark, Case
     from .cache import VerdictCache
     from .llmjudge import JudgeConfig
@@ -40,10 +42,6 @@ NO_MODEL_MESSAGE = (
 )
 
 
-class JudgeSetupError(Exception):
-    """The run cannot judge at all (no model, an unusable cache, a local server that won't start)."""
-
-
 class CaseToJudge(Protocol):
     @property
     def nodeid(self) -> str: ...
@@ -55,28 +53,6 @@ class CaseToJudge(Protocol):
     def request(self) -> CompiledRequest: ...
 
 
-@dataclass(frozen=True)
-class JudgeChoice:
-    """A benchmark's judge: its own ``judge:`` settings over the run's (``None`` = not set)."""
-
-    model: str | None
-    base_url: str | None
-    temperature: float | None
-    max_tokens: int | None
-    timeout: float
-
-    @classmethod
-    def of(cls, benchmark: Benchmark, run: RunSettings) -> JudgeChoice:
-        own = benchmark.spec.judge
-        return cls(
-            (own.model if own and own.model else None) or run.model,
-            (own.base_url if own and own.base_url else None) or run.base_url,
-            own.temperature if own and own.temperature is not None else run.temperature,
-            own.max_tokens if own and own.max_tokens is not None else run.max_tokens,
-            own.timeout if own and own.timeout is not None else run.timeout,
-        )
-
-
 @dataclass(eq=False)
 class JudgingService:
     settings: RunSettings
@@ -84,69 +60,17 @@ class JudgingService:
     default_model: Callable[[], Any]  # the pytest_llmjudge_model hook: a model object or None
     waiting: Callable[[], Waiting | None] = lambda: None  # the status line, made on first need
     outcomes: dict[str, Outcome] = field(default_factory=dict)
-    local_urls: dict[str, str] = field(default_factory=dict)
     cache_write_errors: list[str] = field(default_factory=list)
     cache_hits: int = 0
     scheduler: Scheduler[Outcome] | None = None
     # a case's samples (judged ``judge.repeats`` times) into its one outcome; None keeps sample 0
     combine: Callable[[Benchmark, list[Outcome]], Outcome] | None = None
     _repeats: dict[str, int] = field(default_factory=dict)
-    _configs: dict[JudgeChoice, JudgeConfig] = field(default_factory=dict)
-    _local_servers: dict[str, LocalServer] = field(default_factory=dict)
     _cache: VerdictCache | None = None
-    _keyless: set[str] = field(default_factory=set)  # benchmark base URLs not sent the API key
-    # local judges not started yet: id of the placeholder model -> (placeholder, spec, started config)
-    _deferred_local: dict[int, tuple[Any, str, JudgeConfig | None]] = field(default_factory=dict)
+    judges: Judges = field(init=False)
 
-    # -- configurations ---------------------------------------------------------------------
-
-    def judge_config(self, benchmark: Benchmark) -> JudgeConfig:
-        """The judge for ``benchmark``; raises LookupError when no model is configured anywhere."""
-        from .llmjudge import JudgeConfig
-        from .models import build_model, judge_label, model_label, model_settings, replay_only_model
-
-        choice = JudgeChoice.of(benchmark, self.settings)
-        if choice not in self._configs:
-            value: Any = choice.model
-            if value is None:
-                value = self.default_model()
-            if value is None:
-                raise LookupError("no judge model")
-            settings = model_settings(choice.temperature, choice.max_tokens, choice.timeout)
-            if isinstance(value, str):
-                label = judge_label(value, choice.base_url)
-                if self.settings.cache == "replay":
-                    model = replay_only_model(label)  # never called: no server, no API key
-                elif label.startswith("local:"):
-                    # started only when a case needs it (``_start``): a cached run needs no server
-                    model = replay_only_model(label)
-                    self._deferred_local[id(model)] = (model, value, None)
-                else:
-                    send_key = may_send_key(benchmark, self.settings.base_url, self._keyless)
-                    model = build_model(value, choice.base_url, send_key=send_key)
-            else:
-                model = build_model(value)
-                label = model_label(model)
-            self._configs[choice] = JudgeConfig(model, label, settings)
-        return self._configs[choice]
-
-    def local_model(self, spec: str) -> Any:
-        """A judge served by a llama.cpp server this run starts (or an xdist controller started)."""
-        from ..local.server import LocalServerError, available_cores, server_for_session
-        from .models import openai_compatible_model
-
-        if spec not in self._local_servers:
-            log = self.root / ".llmjudge" / "local-server.log"
-            log.parent.mkdir(parents=True, exist_ok=True)
-            try:
-                self._local_servers[spec] = server_for_session(
-                    spec, log_path=log, parallel=local_slots(available_cores(), self.settings.concurrency)
-                )
-            except LocalServerError as exc:
-                raise JudgeSetupError(str(exc)) from None
-        server = self._local_servers[spec]
-        self.local_urls[server.model_name] = server.url
-        return openai_compatible_model(server.url, server.model_name)
+    def __post_init__(self) -> None:
+        self.judges = Judges(self.settings, self.root, self.default_model)
 
     # -- scheduling -------------------------------------------------------------------------
 
@@ -176,7 +100,7 @@ class JudgingService:
         missing = 0
         for case in needs_judge:
             try:
-                judged.append((case, self.judge_config(case.benchmark)))
+                judged.append((case, self.judges.config(case.benchmark)))
             except LookupError:
                 missing += 1
             except ModelConfigError as exc:
@@ -227,7 +151,7 @@ class JudgingService:
                 self.outcomes[key] = settled
                 cached += settled.cached
                 continue
-            config = self._with_server(config)
+            config = self.judges.with_server(config)
             job = replace(job, call=partial(judge_once, config=config), endpoint=endpoint(config.model))
             # each configuration its own timeout: a benchmark's judge.timeout is not capped by the run's
             policy = RetryPolicy(
@@ -240,20 +164,6 @@ class JudgingService:
             self._scheduler().start(pending)
         if self.scheduler is not None:  # the status line counts the cases the cache settled
             self.scheduler.progress.cache_hits = self.cache_hits
-
-    def _with_server(self, config: JudgeConfig) -> JudgeConfig:
-        """``config`` with its local judge server started, the first time a case needs it."""
-        deferred = self._deferred_local.get(id(config.model))
-        if deferred is None:
-            return config
-        placeholder, spec, started = deferred
-        if started is None:
-            started = replace(config, model=self.local_model(spec))
-            self._deferred_local[id(placeholder)] = (placeholder, spec, started)
-            for choice, known in self._configs.items():
-                if known is config:
-                    self._configs[choice] = started
-        return started
 
     def verdict_cache(self) -> VerdictCache | None:
         """The run's verdict cache, opened on first use and closed with the run; None when off."""
@@ -285,7 +195,9 @@ class JudgingService:
             from .scheduler import Scheduler
 
             s = self.settings
-            self.scheduler = Scheduler(s.concurrency, s.rpm, tally, self.waiting())
+            self.scheduler = Scheduler(
+                s.concurrency, s.rpm, tally, self.waiting(), limits=self.judges.endpoint_slots
+            )
         return self.scheduler
 
     def outcome(self, case: CaseToJudge) -> Outcome:
@@ -322,9 +234,7 @@ class JudgingService:
             self._cache.close()
             self.cache_write_errors += self._cache.write_errors
             self._cache = None
-        for server in self._local_servers.values():
-            server.stop()
-        self._local_servers.clear()
+        self.judges.stop()
 
 
 SAMPLE_SEPARATOR = "\0sample "
@@ -352,28 +262,6 @@ class _SamplesOf:
         return isinstance(key, str) and key.split(SAMPLE_SEPARATOR, 1)[0] in self.nodeids
 
 
-def may_send_key(benchmark: Benchmark, run_base_url: str | None, warned: set[str]) -> bool:
-    """A benchmark's own ``judge.base_url`` gets the API key only if the run allows that server
-    (its own base URL, or this machine); else a placeholder key goes, and the run says so once."""
-    import warnings
-
-    from .models import key_allowed
-
-    own = benchmark.spec.judge
-    url = own.base_url if own and own.base_url else None
-    if url is None or key_allowed(url, (run_base_url or "",)):
-        return True
-    if url not in warned:
-        warned.add(url)
-        warnings.warn(
-            f"{benchmark.location}: judge.base_url: {url} is neither the run's base URL "
-            "(--llmjudge-base-url) nor this machine; the API key is not sent there",
-            UserWarning,
-            stacklevel=1,
-        )
-    return False
-
-
 def run_checks(case: CaseToJudge) -> Outcome:
     """The deterministic checks of a ``code`` or ``hybrid`` case; a broken check errors its case."""
     from .checks import CheckConfigError
@@ -386,14 +274,3 @@ def run_checks(case: CaseToJudge) -> Outcome:
     except Exception as exc:  # a check function that raises errors its case, not the run
         return Outcome(None, JudgeFailure("check-error", f"{type(exc).__name__}: {exc}"), "checks")
     return Outcome(verdict, None, "checks")
-
-
-def endpoint(model: Any) -> str:
-    """The server a model calls (its provider and base URL): Retry-After pauses are per server."""
-    return f"{getattr(model, 'system', '')}@{getattr(model, 'base_url', None) or ''}"
-
-
-def local_slots(cores: int, concurrency: int) -> int:
-    """Parallel slots of the local judge: on 2 cores one slot judged 10 cases faster than two
-    (32 s vs 37 s, bench/local_judge.py), since both slots compete for the same cores."""
-    return max(1, min(concurrency, 1 if cores <= 2 else 2))

@@ -104,6 +104,8 @@ class LocalServer:
     """A running OpenAI-compatible judge server: one this process owns, or one it reuses.
 
     ``url`` is the OpenAI base URL (ending in ``/v1``) and ``model_name`` the name to request.
+    ``slots`` is how many requests it works on at once (``None``: it does not say); more wait in
+    its queue.
     ``stop()`` ends an owned server and waits until its process is gone; for a reused server it
     only forgets it. Stopping twice is harmless. With ``discard_log`` the log file is deleted on
     stop unless the server had died before it.
@@ -117,9 +119,11 @@ class LocalServer:
         log_path: Path | None = None,
         *,
         discard_log: bool = False,
+        slots: int | None = None,
     ) -> None:
         self.url = url
         self.model_name = model_name
+        self.slots = slots
         self.log_path = log_path
         self._process = process
         self._discard_log = discard_log
@@ -217,7 +221,8 @@ def start_local_server(
     parsed = parse_local_spec(spec)
     if parsed.source == "url":
         assert parsed.url is not None
-        return LocalServer(parsed.url, parsed.model or _served_model_name(parsed.url, ready_timeout))
+        name = parsed.model or _served_model_name(parsed.url, ready_timeout)
+        return LocalServer(parsed.url, name, slots=served_slots(parsed.url))
     if parallel < 1 or ctx_per_slot < 256 or max_tokens < 1:
         raise LocalServerError("local server: needs parallel >= 1, ctx_per_slot >= 256, max_tokens >= 1")
     # A user's file is checked first: its mistake is what to fix, whatever else is installed.
@@ -266,7 +271,9 @@ def _spawn(config: dict[str, Any], log: Path, ready_timeout: float, *, discard_l
     except BaseException:
         end_process(process, 0.0)
         raise
-    server = LocalServer(url, config["alias"], process, log, discard_log=discard_log)
+    server = LocalServer(
+        url, config["alias"], process, log, discard_log=discard_log, slots=config["parallel"]
+    )
     _LIVE.add(server)
     if not _ATEXIT_REGISTERED:
         atexit.register(_stop_all_at_exit)
@@ -310,6 +317,18 @@ def _served_model_name(url: str, timeout: float) -> str:
                     f"local:{url}: no OpenAI-compatible server answers there ({reason})"
                 ) from None
         time.sleep(0.2)
+
+
+def served_slots(url: str) -> int | None:
+    """The slots a llama.cpp server works on at once (``total_slots`` at ``/props``); ``None`` for a
+    server that does not say (vLLM, Ollama, others)."""
+    props = url.removesuffix("/v1") + "/props"
+    try:
+        with _opener(props).open(props, timeout=2.0) as response:
+            slots = json.load(response).get("total_slots")
+    except (OSError, urllib.error.URLError, ValueError, AttributeError):
+        return None
+    return slots if isinstance(slots, int) and not isinstance(slots, bool) and slots >= 1 else None
 
 
 def _opener(url: str) -> urllib.request.OpenerDirector:

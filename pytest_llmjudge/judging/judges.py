@@ -1,0 +1,168 @@
+"""The judges of one run: a configuration per distinct benchmark ``judge:`` choice, and the local
+judge servers they need, each started only when a case must be judged by it. Knows nothing of
+pytest.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..suite.settings import RunSettings
+
+if TYPE_CHECKING:
+    from ..local.server import LocalServer
+    from ..suite.files import Benchmark
+    from .llmjudge import JudgeConfig
+
+# The label of the judge a replay run with no model names: its cases are looked up by request only.
+UNNAMED_JUDGE = ""
+
+
+class JudgeSetupError(Exception):
+    """The run cannot judge at all (no model, an unusable cache, a local server that won't start)."""
+
+
+@dataclass(frozen=True)
+class JudgeChoice:
+    """A benchmark's judge: its own ``judge:`` settings over the run's (``None`` = not set)."""
+
+    model: str | None
+    base_url: str | None
+    temperature: float | None
+    max_tokens: int | None
+    timeout: float
+
+    @classmethod
+    def of(cls, benchmark: Benchmark, run: RunSettings) -> JudgeChoice:
+        own = benchmark.spec.judge
+        return cls(
+            (own.model if own and own.model else None) or run.model,
+            (own.base_url if own and own.base_url else None) or run.base_url,
+            own.temperature if own and own.temperature is not None else run.temperature,
+            own.max_tokens if own and own.max_tokens is not None else run.max_tokens,
+            own.timeout if own and own.timeout is not None else run.timeout,
+        )
+
+
+@dataclass(eq=False)
+class Judges:
+    settings: RunSettings
+    root: Path
+    default_model: Callable[[], Any]  # the pytest_llmjudge_model hook: a model object or None
+    local_urls: dict[str, str] = field(default_factory=dict)  # served model name -> URL
+    # calls in flight at most per server (``endpoint``): a local judge server's slots
+    endpoint_slots: dict[str, int] = field(default_factory=dict)
+    _configs: dict[JudgeChoice, JudgeConfig] = field(default_factory=dict)
+    _local_servers: dict[str, LocalServer] = field(default_factory=dict)
+    _keyless: set[str] = field(default_factory=set)  # benchmark base URLs not sent the API key
+    # local judges not started yet: id of the placeholder model -> (placeholder, spec, started config)
+    _deferred_local: dict[int, tuple[Any, str, JudgeConfig | None]] = field(default_factory=dict)
+
+    def config(self, benchmark: Benchmark) -> JudgeConfig:
+        """The judge for ``benchmark``; raises LookupError when no model is configured anywhere
+        (but in replay, where a case's cached verdict is found by its request alone)."""
+        from .llmjudge import JudgeConfig
+        from .models import build_model, judge_label, model_label, model_settings, replay_only_model
+
+        choice = JudgeChoice.of(benchmark, self.settings)
+        if choice not in self._configs:
+            value: Any = choice.model
+            if value is None:
+                value = self.default_model()
+            replay = self.settings.cache == "replay"
+            if value is None and not replay:
+                raise LookupError("no judge model")
+            settings = model_settings(choice.temperature, choice.max_tokens, choice.timeout)
+            if value is None or isinstance(value, str):
+                label = UNNAMED_JUDGE if value is None else judge_label(value, choice.base_url)
+                if replay or value is None:
+                    model = replay_only_model(label)  # never called: no server, no API key
+                elif label.startswith("local:"):
+                    # started only when a case needs it (``with_server``): a cached run needs none
+                    model = replay_only_model(label)
+                    self._deferred_local[id(model)] = (model, value, None)
+                else:
+                    send_key = may_send_key(benchmark, self.settings.base_url, self._keyless)
+                    model = build_model(value, choice.base_url, send_key=send_key)
+            else:
+                model = build_model(value)
+                label = model_label(model)
+            self._configs[choice] = JudgeConfig(model, label, settings)
+        return self._configs[choice]
+
+    def local_model(self, spec: str) -> Any:
+        """A judge served by a llama.cpp server this run starts (or an xdist controller started)."""
+        from ..local.server import LocalServerError, available_cores, server_for_session
+        from .models import openai_compatible_model
+
+        if spec not in self._local_servers:
+            log = self.root / ".llmjudge" / "local-server.log"
+            log.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                self._local_servers[spec] = server_for_session(
+                    spec, log_path=log, parallel=local_slots(available_cores(), self.settings.concurrency)
+                )
+            except LocalServerError as exc:
+                raise JudgeSetupError(str(exc)) from None
+        server = self._local_servers[spec]
+        self.local_urls[server.model_name] = server.url
+        model = openai_compatible_model(server.url, server.model_name)
+        if server.slots is not None:  # more would wait in its queue, their timeouts running
+            self.endpoint_slots[endpoint(model)] = server.slots
+        return model
+
+    def with_server(self, config: JudgeConfig) -> JudgeConfig:
+        """``config`` with its local judge server started, the first time a case needs it."""
+        deferred = self._deferred_local.get(id(config.model))
+        if deferred is None:
+            return config
+        placeholder, spec, started = deferred
+        if started is None:
+            started = replace(config, model=self.local_model(spec))
+            self._deferred_local[id(placeholder)] = (placeholder, spec, started)
+            for choice, known in self._configs.items():
+                if known is config:
+                    self._configs[choice] = started
+        return started
+
+    def stop(self) -> None:
+        """Stop the local judge servers this run started."""
+        for server in self._local_servers.values():
+            server.stop()
+        self._local_servers.clear()
+
+
+def endpoint(model: Any) -> str:
+    """The server a model calls (its provider and base URL): Retry-After pauses are per server."""
+    return f"{getattr(model, 'system', '')}@{getattr(model, 'base_url', None) or ''}"
+
+
+def local_slots(cores: int, concurrency: int) -> int:
+    """Parallel slots of the local judge: on 2 cores one slot judged 10 cases faster than two
+    (32 s vs 37 s, bench/local_judge.py), since both slots compete for the same cores."""
+    return max(1, min(concurrency, 1 if cores <= 2 else 2))
+
+
+def may_send_key(benchmark: Benchmark, run_base_url: str | None, warned: set[str]) -> bool:
+    """A benchmark's own ``judge.base_url`` gets the API key only if the run allows that server
+    (its own base URL, or this machine); else a placeholder key goes, and the run says so once."""
+    import warnings
+
+    from .models import key_allowed
+
+    own = benchmark.spec.judge
+    url = own.base_url if own and own.base_url else None
+    if url is None or key_allowed(url, (run_base_url or "",)):
+        return True
+    if url not in warned:
+        warned.add(url)
+        warnings.warn(
+            f"{benchmark.location}: judge.base_url: {url} is neither the run's base URL "
+            "(--llmjudge-base-url) nor this machine; the API key is not sent there",
+            UserWarning,
+            stacklevel=1,
+        )
+    return False

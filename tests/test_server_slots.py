@@ -1,0 +1,70 @@
+"""A local judge server is sent at most as many requests at once as it has slots, so no request
+waits in the server's queue with its timeout running; a server that does not say its slots gets
+the run's concurrency."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pydantic_ai.models
+import pytest
+from fake_openai import FakeOpenAI, serve
+
+CASES = "\n".join(f"  - {{id: c{i}, source_narrative: n, candidate_output: o{i}}}" for i in range(6))
+BENCHMARK = f"""\
+code: B1
+concept: The output is right.
+inclusion_criteria: Apply when there is output. Flag if it is wrong.
+threshold: 0.5
+cases:
+{CASES}
+"""
+
+
+@pytest.fixture
+def slow_server(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeOpenAI]:
+    monkeypatch.setattr(pydantic_ai.models, "ALLOW_MODEL_REQUESTS", True)  # the fake server only
+    monkeypatch.delenv("LLMJUDGE_LOCAL_SERVER_URL", raising=False)
+    with serve(delay=0.3) as fake:
+        yield fake
+
+
+def run(pytester: pytest.Pytester, url: str, *extra: str) -> pytest.RunResult:
+    (pytester.path / "benchmarks").mkdir(exist_ok=True)
+    (pytester.path / "benchmarks" / "B1.yaml").write_text(BENCHMARK)
+    return pytester.runpytest(
+        "-p",
+        "no:cacheprovider",
+        "-p",
+        "no:syrupy",
+        "benchmarks",
+        f"--llmjudge-model=local:{url}",
+        "--llmjudge-cache=off",
+        "--llmjudge-concurrency=8",
+        "--llmjudge-timeout=1",
+        *extra,
+    )
+
+
+def test_a_one_slot_server_gets_one_request_at_a_time(
+    pytester: pytest.Pytester, slow_server: FakeOpenAI
+) -> None:
+    slow_server.props = {"total_slots": 1}
+
+    result = run(pytester, slow_server.url)
+
+    result.assert_outcomes(passed=7)
+    assert slow_server.peak == 1
+    # six cases of 0.3 s each, one after another, under a 1 s timeout: the wait for the slot
+    # is not part of any request's time, so nothing timed out or was retried
+    assert len(slow_server.completions) == 6
+    assert "0 retries" in result.stdout.str()
+
+
+def test_a_server_that_does_not_say_its_slots_gets_the_run_concurrency(
+    pytester: pytest.Pytester, slow_server: FakeOpenAI
+) -> None:
+    result = run(pytester, slow_server.url)
+
+    result.assert_outcomes(passed=7)
+    assert slow_server.peak == 6  # all six at once (concurrency 8)
