@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import signal
 import sqlite3
 import subprocess
@@ -16,7 +17,7 @@ from conftest import Suite
 
 from pytest_llmjudge.cli.main import main as cli_main
 from pytest_llmjudge.compile.request import CompiledRequest
-from pytest_llmjudge.judging.cache import CACHE_FORMAT, CacheError, VerdictCache, cache_key
+from pytest_llmjudge.judging.cache import CACHE_FORMAT, CachedVerdict, CacheError, VerdictCache, cache_key
 from pytest_llmjudge.judging.retries import CaseJob, RetryPolicy, judge_uncached, settle_from_cache
 from pytest_llmjudge.judging.scheduler import Progress, Slots
 from pytest_llmjudge.judging.verdict import JudgeFailure, Outcome, Usage, Verdict
@@ -68,7 +69,7 @@ def test_many_keys_are_looked_up_together(tmp_path: Path) -> None:
     cache = VerdictCache(tmp_path / "c.sqlite")
     for n in range(0, 1200, 3):
         cache.put(f"k{n}", Verdict(n % 2 == 0, f"case {n}"), "m", Usage(), "B1", f"c{n}")
-    cache._db.execute("INSERT INTO verdicts VALUES ('broken', 'm', 'B1', 'c', 'not json', 0, 0, 0, 0)")
+    cache._db.execute("INSERT INTO verdicts VALUES ('broken', 'm', 'B1', 'c', 'not json', 0, 0, 0, 0, NULL)")
     found = cache.get_many([f"k{n}" for n in range(1200)] + ["broken"])
     assert sorted(found) == sorted(f"k{n}" for n in range(0, 1200, 3))  # the unreadable entry is a miss
     assert found["k999"].verdict == Verdict(False, "case 999")
@@ -444,3 +445,66 @@ def test_the_cache_path_defaults_to_the_environment(
     monkeypatch.setenv("LLMJUDGE_CACHE_PATH", str(tmp_path / "env.sqlite"))
     assert cli_main(["cache", "stats"]) == 0
     assert str(tmp_path / "env.sqlite") in capsys.readouterr().out
+
+
+def test_replay_needs_no_model_name(suite: Suite) -> None:
+    suite.benchmark("B-CACHE", TWO_CASES.format(first="one"))
+    cached_run(suite)  # recorded by the hook's judge
+    suite.write("conftest.py", "")  # no judge configured anywhere now
+
+    result = suite.run("--llmjudge-cache=replay")
+
+    result.assert_outcomes(passed=3)
+    result.stdout.fnmatch_lines(["judge: 2 verdict(s), 0 model call(s), 2 cache hit(s), *"])
+    assert "no judge model" not in result.stdout.str()
+
+
+def test_replay_without_a_model_name_asks_for_one_when_several_judges_answered(suite: Suite) -> None:
+    suite.benchmark("B-CACHE", TWO_CASES.format(first="one"))
+    cached_run(suite)
+    conftest = (suite.root / "conftest.py").read_text()
+    suite.write("conftest.py", conftest.replace('"fake-judge"', '"other-judge"'), dedent=False)
+    suite.benchmark(
+        "B-CACHE", TWO_CASES.format(first="one").replace("  - id: second\n    candidate_output: two\n", "")
+    )
+    cached_run(suite)  # the other judge answered the first case only
+    suite.benchmark("B-CACHE", TWO_CASES.format(first="one"))
+    suite.write("conftest.py", "")
+
+    result = suite.run("--llmjudge-cache=replay")
+
+    result.assert_outcomes(passed=2, errors=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*B-CACHE::first: cached verdicts of 2 judges for this request (function:fake-judge, "
+            "function:other-judge); name one with --llmjudge-model*"
+        ]
+    )
+    named = suite.run("--llmjudge-cache=replay", "--llmjudge-model=function:other-judge")
+    named.assert_outcomes(passed=2, errors=1)  # the second case: other-judge never judged it
+    named.stdout.fnmatch_lines(["*B-CACHE::second: no cached verdict*function:other-judge*"])
+
+
+def test_a_cache_written_before_request_lookup_opens_and_keeps_its_verdicts(tmp_path: Path) -> None:
+    path = tmp_path / "old.sqlite"
+    db = sqlite3.connect(path)
+    db.executescript(
+        "CREATE TABLE verdicts (key TEXT PRIMARY KEY, model TEXT NOT NULL, benchmark TEXT NOT NULL,"
+        " case_id TEXT NOT NULL, verdict TEXT NOT NULL, input_tokens INTEGER NOT NULL,"
+        " output_tokens INTEGER NOT NULL, created REAL NOT NULL, used REAL NOT NULL) WITHOUT ROWID;"
+        "CREATE TABLE meta (name TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;"
+        "INSERT INTO meta VALUES ('format', '1');"
+    )
+    key = cache_key(REQUEST.digest, "m", {})
+    db.execute(
+        "INSERT INTO verdicts VALUES (?, 'm', 'B1', 'c1', ?, 1, 1, 0, 0)",
+        (key, json.dumps(VERDICT.to_json())),
+    )
+    db.commit()
+    db.close()
+
+    cache = VerdictCache(path)
+
+    assert cache.get(key) == CachedVerdict(VERDICT, "m")
+    assert cache.get_unnamed([cache_key(REQUEST.digest, "", {})]) == {}  # stored without its request key
+    cache.close()

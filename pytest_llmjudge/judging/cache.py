@@ -2,6 +2,8 @@
 
 A verdict is stored under the digest of everything that decides it: the compiled request, the
 model name, the model settings and ``CACHE_FORMAT``. Only verdicts are stored, never errors.
+Each also carries its request key (the same digest with no model name), so a replay run that
+names no judge finds a request's verdict whichever judge gave it (``get_unnamed``).
 
 Writes are transactions in WAL mode, so several processes (pytest-xdist workers) share a file
 safely and a process killed mid-run leaves every committed verdict readable and nothing
@@ -26,7 +28,7 @@ from .verdict import Usage, Verdict
 CACHE_FORMAT = 1
 SECONDS_PER_DAY = 86_400.0
 
-_INSERT = "INSERT OR REPLACE INTO verdicts VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+_INSERT = "INSERT OR REPLACE INTO verdicts VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 _KEYS_PER_QUERY = 500  # below SQLite's oldest limit on bound parameters (999)
 
 # Settings that change how long a call may take, not what the judge answers.
@@ -43,6 +45,7 @@ _COLUMNS = {
         "output_tokens",
         "created",
         "used",
+        "request_key",
     ),
     "meta": ("name", "value"),
 }
@@ -57,10 +60,14 @@ CREATE TABLE IF NOT EXISTS verdicts (
     input_tokens INTEGER NOT NULL,
     output_tokens INTEGER NOT NULL,
     created REAL NOT NULL,
-    used REAL NOT NULL
+    used REAL NOT NULL,
+    request_key TEXT
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
 """
+# Caches written before request keys existed gain the column; their verdicts have none.
+_ADD_REQUEST_KEY = "ALTER TABLE verdicts ADD COLUMN request_key TEXT"
+_REQUEST_INDEX = "CREATE INDEX IF NOT EXISTS verdicts_by_request ON verdicts (request_key)"
 
 
 def cache_key(request_digest: str, model_name: str, settings: Mapping[str, Any], sample: int = 0) -> str:
@@ -146,6 +153,7 @@ class VerdictCache:
                 self._db.execute("PRAGMA journal_mode=WAL")
                 self._db.execute("PRAGMA synchronous=NORMAL")
                 self._db.executescript(_SCHEMA)
+                self._add_request_key()
                 self._check_integrity()
                 self._check_format()
                 return
@@ -159,6 +167,17 @@ class VerdictCache:
             except CacheError:
                 self._db.close()
                 raise
+
+    def _add_request_key(self) -> None:
+        columns = tuple(row[1] for row in self._db.execute("PRAGMA table_info(verdicts)").fetchall())
+        if columns == _COLUMNS["verdicts"][:-1]:
+            try:
+                self._db.execute(_ADD_REQUEST_KEY)
+            except sqlite3.OperationalError as exc:  # another process (an xdist worker) just did
+                if "duplicate column" not in str(exc):
+                    raise
+        if "request_key" in columns or columns == _COLUMNS["verdicts"][:-1]:
+            self._db.execute(_REQUEST_INDEX)
 
     def _check_integrity(self) -> None:
         """A damaged file (a page of zeros) or another program's ``verdicts`` table is refused now,
@@ -210,7 +229,45 @@ class VerdictCache:
             self._touched.update(found)
         return found
 
-    def put(self, key: str, verdict: Verdict, model: str, usage: Usage, benchmark: str, case_id: str) -> bool:
+    def get_unnamed(self, request_keys: Sequence[str]) -> dict[str, list[CachedVerdict]]:
+        """Every verdict stored under any of ``request_keys`` (requests looked up without a model
+        name), one per judge that answered, in judge order; hits are remembered as used."""
+        rows: list[tuple[str, str, str, str]] = []
+        with self._lock:
+            for start in range(0, len(request_keys), _KEYS_PER_QUERY):
+                chunk = request_keys[start : start + _KEYS_PER_QUERY]
+                marks = ",".join("?" * len(chunk))
+                query = (
+                    "SELECT request_key, key, verdict, model FROM verdicts "
+                    f"WHERE request_key IN ({marks}) ORDER BY model"
+                )
+                try:
+                    rows += self._db.execute(query, chunk).fetchall()
+                except sqlite3.DatabaseError as exc:
+                    raise self._unusable(exc) from None
+        found: dict[str, list[CachedVerdict]] = {}
+        used = set()
+        for request_key, key, data, model in rows:
+            try:
+                verdict = Verdict.from_json(json.loads(data))
+            except (ValueError, KeyError, TypeError):
+                continue
+            found.setdefault(request_key, []).append(CachedVerdict(verdict, model))
+            used.add(key)
+        with self._lock:
+            self._touched.update(used)
+        return found
+
+    def put(
+        self,
+        key: str,
+        verdict: Verdict,
+        model: str,
+        usage: Usage,
+        benchmark: str,
+        case_id: str,
+        request_key: str | None = None,
+    ) -> bool:
         """Store a verdict under ``key`` in an atomic transaction (last writer wins).
 
         A write that fails (disk full, a lock held past the busy timeout) costs a future cache
@@ -228,6 +285,7 @@ class VerdictCache:
             usage.output_tokens,
             now,
             now,
+            request_key,
         )
         with self._lock:
             if not self._pending:

@@ -21,6 +21,7 @@ from typing import Any
 
 from ..compile.request import CompiledRequest
 from .cache import CachedVerdict, VerdictCache, cache_key
+from .judges import UNNAMED_JUDGE
 from .scheduler import Progress, Slots
 from .verdict import JudgeFailure, Outcome, Usage, Verdict
 
@@ -128,31 +129,58 @@ class CaseJob:
         """Computed once: the lookup before scheduling and the write after the call share it."""
         return cache_key(self.request.digest, self.model_name, self.settings, self.sample)
 
+    @cached_property
+    def request_key(self) -> str:
+        """The key without the model name: how a replay run that names no judge finds a verdict."""
+        return cache_key(self.request.digest, UNNAMED_JUDGE, self.settings, self.sample)
+
 
 def settle_from_cache(jobs: Sequence[CaseJob], cache: VerdictCache | None, mode: str) -> list[Outcome | None]:
     """The outcome of each job that the cache decides without the model, else None.
 
     Under ``use`` and ``replay`` a stored verdict is the outcome (looked up for all jobs in a few
-    queries); under ``replay`` a miss is an error naming the case, as no model is ever called.
+    queries); under ``replay`` a miss is an error naming the case, as no model is ever called. A
+    replay job of no named judge takes the one verdict stored for its request, whichever judge
+    gave it; with verdicts of several judges it errors, naming them.
     """
     found: dict[str, CachedVerdict] = {}
+    unnamed: dict[str, list[CachedVerdict]] = {}
     if cache is not None and mode in {"use", "replay"}:
-        found = cache.get_many([job.cache_key for job in jobs])
+        found = cache.get_many([job.cache_key for job in jobs if job.model_name != UNNAMED_JUDGE])
+        if mode == "replay":
+            unnamed = cache.get_unnamed([job.request_key for job in jobs if job.model_name == UNNAMED_JUDGE])
     outcomes: list[Outcome | None] = []
     for job in jobs:
-        hit = found.get(job.cache_key) if found else None
+        hits = unnamed.get(job.request_key, []) if job.model_name == UNNAMED_JUDGE else []
+        hit = found.get(job.cache_key) if found else (hits[0] if len(hits) == 1 else None)
         if hit is not None:
             outcomes.append(Outcome(hit.verdict, None, hit.model, True, 0))
         elif mode == "replay":
-            where = f" in {cache.path}" if cache is not None else ""
-            message = (
-                f"{job.benchmark}::{job.case_id}: no cached verdict{where} for this request and model "
-                f"{job.model_name}; replay mode makes no model calls. Record one with --llmjudge-cache=use."
-            )
-            outcomes.append(Outcome(None, JudgeFailure("cache-miss", message), job.model_name, False, 0))
+            outcomes.append(_replay_miss(job, cache, [h.model for h in hits]))
         else:
             outcomes.append(None)
     return outcomes
+
+
+def _replay_miss(job: CaseJob, cache: VerdictCache | None, models: list[str]) -> Outcome:
+    where = f" in {cache.path}" if cache is not None else ""
+    case = f"{job.benchmark}::{job.case_id}"
+    if models:
+        message = (
+            f"{case}: cached verdicts of {len(models)} judges for this request ({', '.join(models)}); "
+            "name one with --llmjudge-model"
+        )
+    elif job.model_name == UNNAMED_JUDGE:
+        message = (
+            f"{case}: no cached verdict{where} for this request from any judge; replay mode makes no "
+            "model calls. Record one with --llmjudge-cache=use and a judge model."
+        )
+    else:
+        message = (
+            f"{case}: no cached verdict{where} for this request and model {job.model_name}; replay "
+            "mode makes no model calls. Record one with --llmjudge-cache=use."
+        )
+    return Outcome(None, JudgeFailure("cache-miss", message), job.model_name, False, 0)
 
 
 async def judge_uncached(
@@ -178,7 +206,15 @@ async def judge_uncached(
         )
         outcome = replace(outcome, latency=time.perf_counter() - started)
     if cache is not None and mode != "off" and outcome.verdict is not None:
-        cache.put(job.cache_key, outcome.verdict, outcome.model, outcome.usage, job.benchmark, job.case_id)
+        cache.put(
+            job.cache_key,
+            outcome.verdict,
+            outcome.model,
+            outcome.usage,
+            job.benchmark,
+            job.case_id,
+            job.request_key,
+        )
     return outcome
 
 
