@@ -107,16 +107,12 @@ def pytest_configure(config: pytest.Config) -> None:
     state = RunState(config, settings)
     config.stash[STATE] = state
     config.pluginmanager.register(state, "llmjudge-session")
+    controller = bool(config.getoption("numprocesses", None)) and not hasattr(config, "workerinput")
     model = settings.model or ""
-    if model.split(":", 1)[0] == "local" and config.getoption("numprocesses", None):
-        # The xdist controller starts the local judge before workers exist; they inherit its URL.
-        from .judging.service import JudgeSetupError
-
-        try:
-            state.service.judges.local_model(model)
-        except JudgeSetupError as exc:
-            raise pytest.UsageError(str(exc)) from None
-    if config.getoption("numprocesses", None) and not hasattr(config, "workerinput"):
+    if controller and model.split(":", 1)[0] == "local" and settings.cache != "replay":
+        # One local judge for all workers, started when the first of them must judge a case.
+        state.service.judges.serve_workers(model)
+    if controller:
         # An unusable verdict cache is one usage error here, not a crash in every worker.
         from .judging.service import JudgeSetupError
 

@@ -62,6 +62,7 @@ class RunState:
                 lambda: self.config.hook.pytest_llmjudge_model(config=self.config),
                 partial(status_line, self.config),
                 combine=partial(combine_outcomes, settings=self.settings),
+                setup_errors_per_case=is_worker(self.config),
             )
         return self._service
 

@@ -23,9 +23,11 @@ from pathlib import Path
 from typing import Any
 
 from ..suite.hashing import digest
+from .cache_schema import CACHE_FORMAT as CACHE_FORMAT
+from .cache_schema import CacheError as CacheError
+from .cache_schema import prepare
 from .verdict import Usage, Verdict
 
-CACHE_FORMAT = 1
 SECONDS_PER_DAY = 86_400.0
 
 _INSERT = "INSERT OR REPLACE INTO verdicts VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
@@ -33,41 +35,6 @@ _KEYS_PER_QUERY = 500  # below SQLite's oldest limit on bound parameters (999)
 
 # Settings that change how long a call may take, not what the judge answers.
 _TRANSPORT_SETTINGS = frozenset({"timeout", "max_retries"})
-
-_COLUMNS = {
-    "verdicts": (
-        "key",
-        "model",
-        "benchmark",
-        "case_id",
-        "verdict",
-        "input_tokens",
-        "output_tokens",
-        "created",
-        "used",
-        "request_key",
-    ),
-    "meta": ("name", "value"),
-}
-
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS verdicts (
-    key TEXT PRIMARY KEY,
-    model TEXT NOT NULL,
-    benchmark TEXT NOT NULL,
-    case_id TEXT NOT NULL,
-    verdict TEXT NOT NULL,
-    input_tokens INTEGER NOT NULL,
-    output_tokens INTEGER NOT NULL,
-    created REAL NOT NULL,
-    used REAL NOT NULL,
-    request_key TEXT
-) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
-"""
-# Caches written before request keys existed gain the column; their verdicts have none.
-_ADD_REQUEST_KEY = "ALTER TABLE verdicts ADD COLUMN request_key TEXT"
-_REQUEST_INDEX = "CREATE INDEX IF NOT EXISTS verdicts_by_request ON verdicts (request_key)"
 
 
 def cache_key(request_digest: str, model_name: str, settings: Mapping[str, Any], sample: int = 0) -> str:
@@ -98,10 +65,6 @@ class CacheStats:
     benchmarks: int
     input_tokens: int
     output_tokens: int
-
-
-class CacheError(Exception):
-    """A cache file that cannot be opened or is not a verdict cache."""
 
 
 class VerdictCache:
@@ -137,71 +100,12 @@ class VerdictCache:
             self._db = sqlite3.connect(
                 path, timeout=busy_timeout, isolation_level=None, check_same_thread=False
             )
-            self._initialise(time.monotonic() + busy_timeout)
+            prepare(self._db, path, time.monotonic() + busy_timeout)
         except sqlite3.DatabaseError as exc:
             raise self._unusable(exc) from None
 
     def _unusable(self, exc: BaseException) -> CacheError:
         return CacheError(f"{self.path}: not a usable verdict cache ({exc})")
-
-    def _initialise(self, deadline: float) -> None:
-        # Switching a new file to WAL reports "database is locked" at once, without waiting, while
-        # another process (an xdist worker) does the same: wait for it like for any other lock.
-        pause = 0.005
-        while True:
-            try:
-                self._db.execute("PRAGMA journal_mode=WAL")
-                self._db.execute("PRAGMA synchronous=NORMAL")
-                self._db.executescript(_SCHEMA)
-                self._add_request_key()
-                self._check_integrity()
-                self._check_format()
-                return
-            except sqlite3.OperationalError as exc:
-                transient = "locked" in str(exc) or "busy" in str(exc)
-                if not transient or time.monotonic() > deadline:
-                    self._db.close()
-                    raise
-                time.sleep(pause)
-                pause = min(pause * 2, 0.2)
-            except CacheError:
-                self._db.close()
-                raise
-
-    def _add_request_key(self) -> None:
-        columns = tuple(row[1] for row in self._db.execute("PRAGMA table_info(verdicts)").fetchall())
-        if columns == _COLUMNS["verdicts"][:-1]:
-            try:
-                self._db.execute(_ADD_REQUEST_KEY)
-            except sqlite3.OperationalError as exc:  # another process (an xdist worker) just did
-                if "duplicate column" not in str(exc):
-                    raise
-        if "request_key" in columns or columns == _COLUMNS["verdicts"][:-1]:
-            self._db.execute(_REQUEST_INDEX)
-
-    def _check_integrity(self) -> None:
-        """A damaged file (a page of zeros) or another program's ``verdicts`` table is refused now,
-        with one clear message, not met as a traceback halfway through the run."""
-        problems = [row[0] for row in self._db.execute("PRAGMA quick_check").fetchall()]
-        if problems != ["ok"]:
-            raise CacheError(f"{self.path}: not a usable verdict cache (damaged: {problems[0]})")
-        for table, expected in _COLUMNS.items():
-            columns = tuple(row[1] for row in self._db.execute(f"PRAGMA table_info({table})").fetchall())
-            if columns != expected:
-                raise CacheError(
-                    f"{self.path}: not a usable verdict cache (its {table} table has columns "
-                    f"{', '.join(columns)}, not {', '.join(expected)})"
-                )
-
-    def _check_format(self) -> None:
-        row = self._db.execute("SELECT value FROM meta WHERE name = 'format'").fetchone()
-        if row is None:
-            self._db.execute("INSERT OR IGNORE INTO meta VALUES ('format', ?)", (str(CACHE_FORMAT),))
-        elif row[0] != str(CACHE_FORMAT):
-            raise CacheError(
-                f"{self.path}: cache format {row[0]}, this version reads format {CACHE_FORMAT}; "
-                "delete the file or point --llmjudge-cache-path elsewhere"
-            )
 
     def get(self, key: str) -> CachedVerdict | None:
         """The verdict stored under ``key``; a hit is remembered as used (written on ``close``)."""

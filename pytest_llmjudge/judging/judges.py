@@ -5,6 +5,7 @@ pytest.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -13,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from ..suite.settings import RunSettings
 
 if TYPE_CHECKING:
+    from ..local.broker import ServerBroker
     from ..local.server import LocalServer
     from ..suite.files import Benchmark
     from .llmjudge import JudgeConfig
@@ -60,6 +62,7 @@ class Judges:
     _keyless: set[str] = field(default_factory=set)  # benchmark base URLs not sent the API key
     # local judges not started yet: id of the placeholder model -> (placeholder, spec, started config)
     _deferred_local: dict[int, tuple[Any, str, JudgeConfig | None]] = field(default_factory=dict)
+    _broker: ServerBroker | None = None  # an xdist controller's: starts the server workers ask for
 
     def config(self, benchmark: Benchmark) -> JudgeConfig:
         """The judge for ``benchmark``; raises LookupError when no model is configured anywhere
@@ -95,24 +98,41 @@ class Judges:
 
     def local_model(self, spec: str) -> Any:
         """A judge served by a llama.cpp server this run starts (or an xdist controller started)."""
-        from ..local.server import LocalServerError, available_cores, server_for_session
+        from ..local.server import LocalServerError
         from .models import openai_compatible_model
 
-        if spec not in self._local_servers:
-            log = self.root / ".llmjudge" / "local-server.log"
-            log.parent.mkdir(parents=True, exist_ok=True)
-            try:
-                self._local_servers[spec] = server_for_session(
-                    spec, log_path=log, parallel=local_slots(available_cores(), self.settings.concurrency)
-                )
-            except LocalServerError as exc:
-                raise JudgeSetupError(str(exc)) from None
-        server = self._local_servers[spec]
-        self.local_urls[server.model_name] = server.url
+        try:
+            server = self._local_server(spec)
+        except LocalServerError as exc:
+            raise JudgeSetupError(str(exc)) from None
         model = openai_compatible_model(server.url, server.model_name)
         if server.slots is not None:  # more would wait in its queue, their timeouts running
             self.endpoint_slots[endpoint(model)] = server.slots
         return model
+
+    def _local_server(self, spec: str, *, own: bool = False) -> LocalServer:
+        """The server of ``spec``: with ``own`` started by this process, else perhaps the one an
+        xdist controller started (``server_for_session``)."""
+        from ..local.server import available_cores, server_for_session, start_local_server
+
+        if spec not in self._local_servers:
+            log = self.root / ".llmjudge" / "local-server.log"
+            log.parent.mkdir(parents=True, exist_ok=True)
+            start = start_local_server if own else server_for_session
+            self._local_servers[spec] = start(
+                spec, log_path=log, parallel=local_slots(available_cores(), self.settings.concurrency)
+            )
+        server = self._local_servers[spec]
+        self.local_urls[server.model_name] = server.url
+        return server
+
+    def serve_workers(self, spec: str) -> None:
+        """An xdist controller: start ``spec``'s server when the first worker asks for it (a run
+        whose verdicts are all cached starts none), and stop it with the run."""
+        from ..local.broker import ServerBroker
+
+        self._broker = ServerBroker(lambda: self._local_server(spec, own=True).url)
+        self._broker.export(os.environ)
 
     def with_server(self, config: JudgeConfig) -> JudgeConfig:
         """``config`` with its local judge server started, the first time a case needs it."""
@@ -130,6 +150,9 @@ class Judges:
 
     def stop(self) -> None:
         """Stop the local judge servers this run started."""
+        if self._broker is not None:
+            self._broker.close()
+            self._broker = None
         for server in self._local_servers.values():
             server.stop()
         self._local_servers.clear()

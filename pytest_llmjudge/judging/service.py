@@ -65,6 +65,7 @@ class JudgingService:
     scheduler: Scheduler[Outcome] | None = None
     # a case's samples (judged ``judge.repeats`` times) into its one outcome; None keeps sample 0
     combine: Callable[[Benchmark, list[Outcome]], Outcome] | None = None
+    setup_errors_per_case: bool = False  # see ``schedule``
     _repeats: dict[str, int] = field(default_factory=dict)
     _cache: VerdictCache | None = None
     judges: Judges = field(init=False)
@@ -78,7 +79,20 @@ class JudgingService:
         return nodeid in self.outcomes or (self.scheduler is not None and self.scheduler.has(nodeid))
 
     def schedule(self, cases: Sequence[CaseToJudge]) -> None:
-        """Settle what checks and the cache decide now; start judge calls for the rest."""
+        """Settle what checks and the cache decide now; start judge calls for the rest. A run that
+        cannot judge raises ``JudgeSetupError``, or with ``setup_errors_per_case`` (an xdist
+        worker, which cannot stop the run) settles each unsettled case as that error."""
+        try:
+            self._schedule(cases)
+        except JudgeSetupError as exc:
+            if not self.setup_errors_per_case:
+                raise
+            failure = JudgeFailure("judge-setup", str(exc))
+            for case in cases:
+                if not self.has(case.nodeid):
+                    self.outcomes[case.nodeid] = Outcome(None, failure, "", False, 0)
+
+    def _schedule(self, cases: Sequence[CaseToJudge]) -> None:
         from .models import ModelConfigError
 
         needs_judge = []

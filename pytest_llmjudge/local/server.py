@@ -8,8 +8,8 @@ pydantic-ai's OpenAI provider, the same path users take with their own servers.
 A server this process owns runs in a child process (``local_server_child``), so no process or
 port outlives the run; the GGUF file it loads is prepared by ``local_model``.
 
-One server serves many processes: the pytest controller starts it before xdist spawns workers
-and exports its URL in ``SHARED_URL_ENV``; workers reuse that URL (``server_for_session``).
+One server serves many processes: under xdist the controller starts it when the first worker
+asks its broker (``local.broker``); workers reuse its URL (``server_for_session``).
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from .broker import BROKER_ENV, request_server
 from .child import await_handshake, child_command, end_process, log_tail
 from .model_file import INSTALL_HINT
 from .model_file import MODEL_CACHE_ENV as MODEL_CACHE_ENV  # re-exported, like the names below
@@ -311,8 +312,9 @@ def _served_model_name(url: str, timeout: float) -> str:
                     f"local:{url}: /models answered HTTP {exc.code} {exc.reason}"
                 ) from None
         except (OSError, urllib.error.URLError) as exc:
-            if time.monotonic() >= deadline:
-                reason = getattr(exc, "reason", exc)
+            reason = getattr(exc, "reason", exc)
+            # refused: nothing listens there, so waiting would only delay the same answer
+            if isinstance(reason, ConnectionRefusedError) or time.monotonic() >= deadline:
                 raise LocalServerError(
                     f"local:{url}: no OpenAI-compatible server answers there ({reason})"
                 ) from None
@@ -354,12 +356,15 @@ def server_for_session(
 ) -> LocalServer:
     """The session's judge server: reuse the one in ``environ[SHARED_URL_ENV]``, else start and export it.
 
-    Called in the pytest controller before xdist spawns workers, it starts the server and exports
-    its URL; the workers inherit the environment, call it too and reuse that server.
+    In an xdist worker it asks the controller's broker (``BROKER_ENV``, see ``local.broker``),
+    which starts the server the first time a worker needs it, and reuses that server.
     """
     environ = os.environ if environ is None else environ
     if shared := environ.get(SHARED_URL_ENV):
         return start_local_server(f"local:{shared}", ready_timeout=options.get("ready_timeout", 30.0))
+    if broker := environ.get(BROKER_ENV):  # an xdist worker: the controller starts it on request
+        url = request_server(broker)
+        return start_local_server(f"local:{url}", ready_timeout=options.get("ready_timeout", 30.0))
     server = start_local_server(spec, **options)
     if server.owned:
         server.export(environ)
