@@ -152,3 +152,20 @@ def test_a_gguf_judge_label_changes_with_the_file_not_just_its_name(tmp_path: Pa
     assert first.startswith("local:judge#")
     model.write_bytes(b"GGUF" + bytes(3 << 20) + b"retrained")
     assert judge_label(f"local:{model}") != first
+
+
+@pytest.mark.parametrize(
+    ("knobs", "cause"),
+    [({"status": 500}, "http-500"), ({"verdict": {"reason": "fine", "pass": "yes"}}, "invalid-output")],
+)
+def test_the_judge_line_says_what_the_retries_were_for(
+    pytester: pytest.Pytester, server: tuple[str, FakeOpenAI], knobs: dict[str, Any], cause: str
+) -> None:
+    url, fake = server
+    for name, value in knobs.items():
+        setattr(fake, name, value)
+    result = run(pytester, url)
+    # two requests went out: both count as model calls, though neither gave a verdict
+    result.stdout.fnmatch_lines(
+        [f"judge: 0 verdict(s), 2 model call(s), 0 cache hit(s), 1 retry ({cause}), 1 error(s)*"]
+    )

@@ -28,6 +28,7 @@ class CaseRecord:
     prompt_hash: str = ""
     cached: bool = False
     attempts: int = 0
+    retried: tuple[str, ...] = ()  # the failure kind of each retried attempt
     requests: int = 0
     input_tokens: int = 0
     output_tokens: int = 0
@@ -49,4 +50,5 @@ class CaseRecord:
     def from_dict(cls, data: dict[str, Any]) -> CaseRecord:
         fields = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
         fields["samples"] = tuple(fields.get("samples", ()))
+        fields["retried"] = tuple(fields.get("retried", ()))
         return cls(**fields)

@@ -89,6 +89,7 @@ def combine_outcomes(benchmark: Benchmark, samples: list[Outcome], settings: Run
         usage,
         sum(latencies) if latencies else None,
         tuple(samples),
+        tuple(kind for s in samples for kind in s.retried),
     )
     if failed is not None:
         return combined

@@ -66,6 +66,7 @@ def case_record(item: pytest.Item, report: pytest.TestReport) -> CaseRecord | No
         prompt_hash=item.request.digest,
         cached=bool(outcome and outcome.cached),
         attempts=outcome.attempts if outcome else 0,
+        retried=outcome.retried if outcome else (),
         requests=usage.requests if usage else 0,
         input_tokens=usage.input_tokens if usage else 0,
         output_tokens=usage.output_tokens if usage else 0,

@@ -91,6 +91,7 @@ async def judge_with_retries(
     """
     rng = rng or _JITTER
     failure = _NO_ATTEMPT  # built once: every JudgeFailure is redacted, a copy of the environment
+    retried: list[str] = []  # what each retry was for
     for attempt in range(1, policy.attempts + 1):
         await pace()
         try:
@@ -101,14 +102,15 @@ async def judge_with_retries(
         except JudgeFailure as exc:
             failure = exc
         else:
-            return Outcome(verdict, None, model_name, False, attempt, usage)
+            return Outcome(verdict, None, model_name, False, attempt, usage, retried=tuple(retried))
         failure = _usable_retry_after(failure, policy)
         if not failure.transient or attempt == policy.attempts:
-            return Outcome(None, failure, model_name, False, attempt)
+            return Outcome(None, failure, model_name, False, attempt, retried=tuple(retried))
+        retried.append(failure.kind)
         if failure.retry_after is not None:
             back_off(failure.retry_after)
         await sleep(policy.delay(attempt, failure, rng))
-    return Outcome(None, failure, model_name, False, policy.attempts)
+    return Outcome(None, failure, model_name, False, policy.attempts, retried=tuple(retried))
 
 
 @dataclass(frozen=True)

@@ -95,3 +95,4 @@ class Outcome:
     usage: Usage = Usage()
     latency: float | None = None  # seconds the judge calls took (None from the cache or checks)
     samples: tuple[Outcome, ...] = ()  # every sample of a case judged more than once
+    retried: tuple[str, ...] = ()  # the failure kind of each attempt that was retried

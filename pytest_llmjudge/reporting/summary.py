@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
@@ -120,7 +121,7 @@ class Stats:
 
     calls: int = 0
     cache_hits: int = 0
-    retries: int = 0
+    retries: Counter[str] = field(default_factory=Counter)  # retried attempts by failure kind
     input_tokens: int = 0
     output_tokens: int = 0
     judged: int = 0
@@ -131,7 +132,7 @@ class Stats:
         """The summary's judge line: verdicts, model calls, cache hits, retries, errors, tokens."""
         text = (
             f"judge: {self.judged} verdict(s), {self.calls} model call(s), {self.cache_hits} cache hit(s), "
-            f"{self.retries} retr{'y' if self.retries == 1 else 'ies'}, {self.errors} error(s)"
+            f"{self._retries()}, {self.errors} error(s)"
         )
         if self.input_tokens or self.output_tokens:
             text += f", tokens in/out {self.input_tokens}/{self.output_tokens}"
@@ -140,6 +141,17 @@ class Stats:
         if self.cache_write_errors:
             text += f"; {len(self.cache_write_errors)} cache write(s) failed: {self.cache_write_errors[0]}"
         return text
+
+    def _retries(self) -> str:
+        """``4 retries (3 timeout, 1 http-503)``: how many, and what they were for."""
+        total = sum(self.retries.values())
+        text = f"{total} retr{'y' if total == 1 else 'ies'}"
+        if not total:
+            return text
+        causes = sorted(self.retries.items(), key=lambda kind_count: (-kind_count[1], kind_count[0]))
+        if len(causes) == 1:
+            return f"{text} ({causes[0][0]})"
+        return f"{text} ({', '.join(f'{count} {kind}' for kind, count in causes)})"
 
     @classmethod
     def from_records(cls, records: Iterable[CaseRecord], cache_write_errors: Sequence[str] = ()) -> Stats:
@@ -153,8 +165,9 @@ class Stats:
             else:
                 stats.judged += 1
             stats.cache_hits += r.cached
-            stats.calls += r.requests
-            stats.retries += max(r.attempts - 1, 0)
+            # each attempt is one request; the last (the verdict's) reports its own, if any
+            stats.calls += max(r.attempts - 1, 0) + max(r.requests, 1 if r.attempts else 0)
+            stats.retries.update(r.retried)
             stats.input_tokens += r.input_tokens
             stats.output_tokens += r.output_tokens
         return stats
