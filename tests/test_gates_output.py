@@ -8,7 +8,7 @@ import pytest
 import scipy.stats  # noqa: F401  (gate statistics import them in pytester runs: load them once)
 import statsmodels.stats.proportion  # noqa: F401
 
-from tests.test_judging import bench, gate_row, project, run, write
+from tests.test_judging import bench, gate_row, junit, project, run, write
 
 __all__ = ["project"]  # the fixture, shared with test_judging
 
@@ -48,6 +48,25 @@ def test_partial_selection_makes_a_partial_gate_that_does_not_decide_the_exit(
     result = run(project, "-k", "c0 or c1")
     assert "partial" in gate_row(result, "B1")
     assert result.ret == 0
+
+
+def test_under_xdist_a_partial_selection_is_a_partial_gate(project: pytest.Pytester) -> None:
+    write(project, {"benchmarks/B1.yaml": bench("B1", ["PASS", "PASS", "PASS", "FAIL"], threshold=0.75)})
+    result = run(project, "-n", "2", "-k", "c3")
+    row = gate_row(result, "B1")
+    assert "partial" in row and "1 of 4 cases" in row
+    assert result.ret == 1  # the failing case decides
+
+
+def test_under_xdist_failures_carry_their_reason_in_the_short_summary_and_junit(
+    project: pytest.Pytester,
+) -> None:
+    write(project, {"benchmarks/B1.yaml": bench("B1", ["PASS", "FAIL"], threshold=0.5)})
+    result = run(project, "-n", "2", "-rf", "--junitxml=out.xml")
+    result.stdout.fnmatch_lines(["FAILED benchmarks/B1.yaml::B1::c1 - FAIL: judged fail on the evidence*"])
+    failure = junit(project)["c1"].find("failure")
+    assert failure is not None and failure.get("message", "").startswith("FAIL: judged fail on the evidence")
+    assert "reason: judged fail on the evidence" in (failure.text or "")
 
 
 RUBRIC = """\

@@ -28,6 +28,7 @@ class CaseRecord:
     prompt_hash: str = ""
     cached: bool = False
     attempts: int = 0
+    benchmark_cases: int = 0  # cases of the benchmark as collected (an xdist controller collects none)
     retried: tuple[str, ...] = ()  # the failure kind of each retried attempt
     requests: int = 0
     input_tokens: int = 0

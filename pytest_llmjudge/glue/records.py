@@ -66,6 +66,7 @@ def case_record(item: pytest.Item, report: pytest.TestReport) -> CaseRecord | No
         prompt_hash=item.request.digest,
         cached=bool(outcome and outcome.cached),
         attempts=outcome.attempts if outcome else 0,
+        benchmark_cases=len(b.cases),
         retried=outcome.retried if outcome else (),
         requests=usage.requests if usage else 0,
         input_tokens=usage.input_tokens if usage else 0,
@@ -142,3 +143,23 @@ def calibration_fields(item: CaseItem, verdict: Verdict | None) -> dict[str, Any
         "min_tnr": minimum("min_tnr"),
         "min_labels": minimum("min_labels"),
     }
+
+
+def failure_travels(report: pytest.TestReport) -> None:
+    """A case's failure goes to the xdist controller whole: pytest sends other reports' text as
+    one string, losing the terminal's short text and the one-line message (``failure_arrived``)."""
+    from dataclasses import asdict
+
+    from ..reporting.failures import FailureReport
+
+    if isinstance(report.longrepr, FailureReport):
+        report.llmjudge_failure = asdict(report.longrepr)
+
+
+def failure_arrived(report: pytest.TestReport) -> None:
+    """In the xdist controller: the case's failure as the worker showed it."""
+    from ..reporting.failures import FailureReport
+
+    data = getattr(report, "llmjudge_failure", None)
+    if isinstance(data, dict) and not isinstance(report.longrepr, FailureReport):
+        report.longrepr = FailureReport(**data)  # type: ignore[assignment]  # a TerminalRepr alike

@@ -12,7 +12,7 @@ import pytest
 
 from ..suite.settings import RunSettings, prompt_style_for
 from . import gcfreeze, snapshots
-from .selection import is_worker, queued_on_worker, selection_is_final
+from .selection import is_worker, not_collected_hints, queued_on_worker, selection_is_final
 from .stash import STATE as STATE
 
 if TYPE_CHECKING:
@@ -140,24 +140,7 @@ class RunState:
 
     def pytest_report_collectionfinish(self, config: pytest.Config) -> list[str]:
         """A YAML file named on the command line that is not a collected benchmark: say why."""
-        from pathlib import Path
-
-        folders = ", ".join(config.getini("llmjudge_paths"))
-        lines = []
-        for arg in config.args:
-            path = Path(arg.split("::")[0])
-            if path.suffix not in {".yaml", ".yml"} or not path.is_file():
-                continue
-            try:
-                nodeid = path.resolve().relative_to(config.rootpath.resolve()).as_posix()
-            except ValueError:
-                nodeid = str(path)
-            if nodeid not in self.benchmark_files:
-                lines.append(
-                    f"{arg}: not collected: benchmark files are YAML files that declare `code:` below "
-                    f"a folder named in the ini option llmjudge_paths (now: {folders})"
-                )
-        return lines
+        return not_collected_hints(config, self.benchmark_files)
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         if report.failed:
@@ -193,10 +176,11 @@ class RunState:
             return report  # not a benchmark item, and nodes.py (pydantic, yaml) stays unimported
         from ..reporting.failures import JudgeErrored
         from ..reporting.junit import junit_properties
-        from .records import case_record
+        from .records import case_record, failure_travels
 
         if call.excinfo is not None and call.when == "setup" and call.excinfo.errisinstance(JudgeErrored):
             report.longrepr = item.repr_failure(call.excinfo)  # pytest shows setup errors as tracebacks
+        failure_travels(report)
         record = case_record(item, report)
         if record is not None:
             report.llmjudge = asdict(record)  # type: ignore[attr-defined]
@@ -204,7 +188,12 @@ class RunState:
                 item.user_properties.append((name, value))
         return report
 
+    @pytest.hookimpl(tryfirst=True)  # before --junitxml reads the failure
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if hasattr(report, "llmjudge_failure"):
+            from .records import failure_arrived
+
+            failure_arrived(report)
         data = getattr(report, "llmjudge", None)
         if data is not None:
             from ..gating.records import CaseRecord
@@ -233,7 +222,8 @@ class RunState:
         from .run_results import release_gates
 
         self.calibrations = calibrate(self.records, self.config.rootpath / CALIBRATION_FOLDER)
-        gates = benchmark_gates(gated_records(self.records), self.case_counts or None)
+        counts = self.case_counts or {r.benchmark: r.benchmark_cases for r in self.records}  # xdist
+        gates = benchmark_gates(gated_records(self.records), counts or None)
         self.benchmark_results = apply_calibration(release_gates(self, gates), self.calibrations)
         rubrics, self.rubric_errors = rubric_files_as_errors(
             self.config, set(self.codes), self.parent_rubrics

@@ -51,3 +51,25 @@ def queued_on_worker(config: pytest.Config, session: pytest.Session) -> list[pyt
 
 def is_worker(config: pytest.Config) -> bool:
     return hasattr(config, "workerinput")
+
+
+def not_collected_hints(config: pytest.Config, benchmark_files: set[str]) -> list[str]:
+    """Why a YAML file named on the command line was not collected as a benchmark."""
+    from pathlib import Path
+
+    folders = ", ".join(config.getini("llmjudge_paths"))
+    lines = []
+    for arg in config.args:
+        path = Path(arg.split("::")[0])
+        if path.suffix not in {".yaml", ".yml"} or not path.is_file():
+            continue
+        try:
+            nodeid = path.resolve().relative_to(config.rootpath.resolve()).as_posix()
+        except ValueError:
+            nodeid = str(path)
+        if nodeid not in benchmark_files:
+            lines.append(
+                f"{arg}: not collected: benchmark files are YAML files that declare `code:` below "
+                f"a folder named in the ini option llmjudge_paths (now: {folders})"
+            )
+    return lines
