@@ -272,15 +272,21 @@ def test_all_calls_start_at_once_and_results_are_reported_in_collection_order(
     assert (pytester.path / "peak.txt").read_text() == "8"  # all in flight together
 
 
-@pytest.mark.parametrize("option", ["-x", "--maxfail=2"])
-def test_exitfirst_and_maxfail_cancel_pending_calls(pytester: pytest.Pytester, option: str) -> None:
-    sleepy_project(pytester, ["FAIL", "FAIL"] + ["SLEEP 0.5"] * 18)
+@pytest.mark.parametrize(
+    ("options", "most_calls"), [(["-x"], 5), (["--maxfail=2"], 5), (["-x", "-n", "2"], 12)]
+)
+def test_exitfirst_and_maxfail_cancel_pending_calls(
+    pytester: pytest.Pytester, options: list[str], most_calls: int
+) -> None:
+    sleepy_project(pytester, ["FAIL", "FAIL"] + ["SLEEP 0.5"] * 38)
     began = time.monotonic()
-    result = run(pytester, option, "--llmjudge-concurrency=3")
-    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result = run(pytester, *options, "--llmjudge-concurrency=3")
+    assert result.ret in {pytest.ExitCode.TESTS_FAILED, pytest.ExitCode.INTERRUPTED}  # xdist: 2
     result.stdout.fnmatch_lines(["*stopping after * failure*"])
-    assert len(calls(pytester)) <= 5  # the 15 calls that had not started never do
-    assert time.monotonic() - began < 3
+    # serially the 35 calls that had not started never do; under xdist each worker's 3 in flight
+    # and the ones it was sent ahead finish at most
+    assert len(calls(pytester)) <= most_calls
+    assert time.monotonic() - began < 8
 
 
 def test_ctrl_c_cancels_pending_calls_and_exits_cleanly(pytester: pytest.Pytester) -> None:
