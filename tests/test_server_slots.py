@@ -59,6 +59,9 @@ def test_a_one_slot_server_gets_one_request_at_a_time(
     # is not part of any request's time, so nothing timed out or was retried
     assert len(slow_server.completions) == 6
     assert "0 retries" in result.stdout.str()
+    result.stdout.fnmatch_lines(
+        [f"local judge fake-judge at {slow_server.url}/v1 (a server this run did not start)"]
+    )
 
 
 def test_a_server_that_does_not_say_its_slots_gets_the_run_concurrency(

@@ -284,8 +284,8 @@ def write_summary(state: RunState, terminalreporter: Any) -> None:
     write_errors = state._service.cache_write_errors if state._service else []
     write("")
     write(Stats.from_records(state.records, write_errors).line())
-    for name, url in (state._service.judges.local_urls if state._service else {}).items():
-        write(f"local judge {name} served at {url} for this session (stopped)")
+    for line in (state._service.judges.local_lines if state._service else {}).values():
+        write(line)
     review = [r for r in state.records if r.uncertain]
     if review:
         write(f"needs human review ({len(review)}, listed in {state.settings.review_file}):", yellow=True)

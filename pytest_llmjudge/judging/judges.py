@@ -54,7 +54,8 @@ class Judges:
     settings: RunSettings
     root: Path
     default_model: Callable[[], Any]  # the pytest_llmjudge_model hook: a model object or None
-    local_urls: dict[str, str] = field(default_factory=dict)  # served model name -> URL
+    # what the run says of its local judges: "NAME served at URL …" / "NAME at URL …"
+    local_lines: dict[str, str] = field(default_factory=dict)
     # calls in flight at most per server (``endpoint``): a local judge server's slots
     endpoint_slots: dict[str, int] = field(default_factory=dict)
     _configs: dict[JudgeChoice, JudgeConfig] = field(default_factory=dict)
@@ -123,7 +124,11 @@ class Judges:
                 spec, log_path=log, parallel=local_slots(available_cores(), self.settings.concurrency)
             )
         server = self._local_servers[spec]
-        self.local_urls[server.model_name] = server.url
+        self.local_lines[server.model_name] = (
+            f"local judge {server.model_name} served at {server.url} for this session (stopped)"
+            if server.owned
+            else f"local judge {server.model_name} at {server.url} (a server this run did not start)"
+        )
         return server
 
     def serve_workers(self, spec: str) -> None:
