@@ -319,6 +319,42 @@ def test_ctrl_c_cancels_pending_calls_and_exits_cleanly(pytester: pytest.Pyteste
     assert len(calls(pytester)) == 5  # nothing new started after Ctrl-C
 
 
+# Noted by the judge when the first call starts; written once the last item has run.
+LATE_IMPORTS_CONFTEST = """
+
+import sys
+
+import pytest
+
+FIRST_CALL = {}
+_judge = judge
+
+
+async def judge(messages, info):
+    FIRST_CALL.setdefault("modules", set(sys.modules))
+    return await _judge(messages, info)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtestloop(session):
+    yield
+    late = set(sys.modules) - FIRST_CALL["modules"]
+    (HERE / "late.txt").write_text(" ".join(sorted(m for m in late if m.startswith("pytest_llmjudge"))))
+"""
+
+
+def test_the_plugin_imports_nothing_while_judge_calls_are_in_flight(pytester: pytest.Pytester) -> None:
+    # An import while verdicts arrive is where a Ctrl-C lands; one inside the source an import
+    # exec()s (a dataclass's methods) makes ``python -m pytest`` exit by SIGINT, not with 2.
+    sleepy_project(pytester, ["SLEEP 0.01"] * 3)
+    pytester.makeconftest(SLEEPY_CONFTEST + LATE_IMPORTS_CONFTEST)
+    result = pytester.runpytest_subprocess(
+        "-p", "no:syrupy", "-p", "no:cacheprovider", "--llmjudge-cache=off"
+    )
+    result.assert_outcomes(passed=4)
+    assert (pytester.path / "late.txt").read_text() == ""
+
+
 def test_a_session_without_benchmarks_never_imports_pydantic_ai(pytester: pytest.Pytester) -> None:
     pytester.makeini("[pytest]\n")
     pytester.makeconftest(

@@ -8,6 +8,7 @@ import pytest
 
 from ..gating.records import CaseRecord
 from ..judging.verdict import Verdict
+from ..reporting.results_writer import sample_dicts
 
 if TYPE_CHECKING:
     from ..judging.verdict import Outcome
@@ -80,7 +81,6 @@ def repeat_fields(item: CaseItem, outcome: Outcome | None) -> dict[str, Any]:
     """The record fields of the results file: samples, flakiness, judge fingerprint, request text."""
     from ..gating.repeats import Sample, reduce_samples
     from ..judging.judges import JudgeChoice
-    from ..reporting.results_writer import sample_dicts
     from ..suite.hashing import digest
     from ..suite.settings import judge_setting
 

@@ -116,6 +116,7 @@ class RunState:
         cases = [i for i in items if isinstance(i, CaseItem)]
         if not cases:
             return
+        import_report_modules()
         try:
             self.service.schedule(cases)
         except JudgeSetupError as exc:
@@ -339,6 +340,15 @@ def rubric_files_as_errors(
         report = pytest.CollectReport(path, "failed", text, [])
         config.hook.pytest_collectreport(report=report)
     return [r.spec for r in rubrics], [text for _, text in failures]
+
+
+def import_report_modules() -> None:
+    """Import what each case's report needs before any judge call starts. Imported on the first
+    report, it would run just as the first verdict arrives, when a Ctrl-C is most likely; and a
+    Ctrl-C inside the source an import exec()s (the methods of a dataclass) makes ``python -m
+    pytest`` exit by SIGINT even though pytest handled it (CPython keeps it as unhandled)."""
+    from ..reporting import failures, junit  # noqa: F401
+    from . import records  # noqa: F401
 
 
 def status_line(config: pytest.Config) -> StatusLine | None:
