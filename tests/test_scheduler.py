@@ -355,16 +355,21 @@ def test_the_plugin_imports_nothing_while_judge_calls_are_in_flight(pytester: py
     assert (pytester.path / "late.txt").read_text() == ""
 
 
-def test_a_session_without_benchmarks_never_imports_pydantic_ai(pytester: pytest.Pytester) -> None:
+def test_a_session_without_benchmarks_imports_no_judge_or_gates(pytester: pytest.Pytester) -> None:
     pytester.makeini("[pytest]\n")
     pytester.makeconftest(
         """
+        import atexit
         import sys
         from pathlib import Path
 
-        def pytest_unconfigure(config):
-            heavy = [m for m in ("pydantic_ai", "pydantic_evals") if m in sys.modules]
-            Path("heavy.txt").write_text(",".join(heavy) or "none")
+        HEAVY = ("pydantic_ai", "pydantic_evals", "pytest_llmjudge.reporting", "pytest_llmjudge.gating")
+
+        def pytest_configure(config):
+            # at exit: after every plugin's unconfigure hook, which may import too
+            heavy = Path("heavy.txt").resolve()
+            found = lambda: ",".join(m for m in HEAVY if m in sys.modules) or "none"
+            atexit.register(lambda: heavy.write_text(found()))
         """
     )
     pytester.makepyfile(test_plain="def test_plain():\n    assert True\n")

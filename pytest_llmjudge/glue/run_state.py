@@ -270,10 +270,10 @@ class RunState:
 def write_summary(state: RunState, terminalreporter: Any) -> None:
     """The run's gate tables, judge line, review list, statistics and exit reasons (those of a run
     that exits 0 although items failed come after pytest's final line: ``write_closing_exit_line``)."""
+    if not state.benchmark_results:
+        return  # a session without benchmarks imports none of this
     from ..reporting.summary import GateSummary, Stats, exit_lines, shorten
 
-    if not state.benchmark_results:
-        return
     write = terminalreporter.write_line
     terminalreporter.section("llmjudge gates")
     for line in GateSummary(state.benchmark_results, state.rubric_results).lines:
@@ -306,11 +306,11 @@ def write_summary(state: RunState, terminalreporter: Any) -> None:
 def write_closing_exit_line(state: RunState) -> None:
     """A run that exits 0 although items failed ends on its exit decision, after pytest's red final
     line (``N failed, M passed``): the controller's terminal only, once the session is over."""
-    from ..reporting.summary import closing_exit_line
-
     reporter = state.config.pluginmanager.get_plugin("terminalreporter")
     if reporter is None or is_worker(state.config) or not _failures_tolerated(state):
         return
+    from ..reporting.summary import closing_exit_line
+
     reporter.write_line(closing_exit_line(_decided_status(state), state.exit_reasons), green=True)
 
 
