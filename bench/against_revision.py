@@ -49,7 +49,9 @@ def main() -> None:
 
 def compare(temp: Path, base: Path, cases: int, runs: int, revision: str) -> None:
     sides = {"this checkout": None, revision: base}
-    projects, empties, envs = {}, {}, {}
+    projects: dict[str, Path] = {}
+    empties: dict[str, Path] = {}
+    envs: dict[str, dict[str, str]] = {}
     for name, source in sides.items():
         root = temp / f"suite-{len(projects)}"
         root.mkdir()
