@@ -28,7 +28,7 @@ class CaseRecord:
     prompt_hash: str = ""
     cached: bool = False
     attempts: int = 0
-    benchmark_cases: int = 0  # cases of the benchmark as collected (an xdist controller collects none)
+    benchmark_cases: int = 0  # cases of its benchmark as collected: a partial run's gate says so
     retried: tuple[str, ...] = ()  # the failure kind of each retried attempt
     requests: int = 0
     input_tokens: int = 0

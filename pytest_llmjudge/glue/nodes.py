@@ -66,7 +66,6 @@ class BenchmarkNode(pytest.Collector):
     def collect(self) -> Iterator[pytest.Item]:
         state = _state(self.config)
         style = state.prompt_style(self.benchmark)
-        state.case_counts[self.benchmark.code] = len(self.benchmark.cases)
         if self.benchmark.spec.parent_rubric and self.benchmark.parent_rubric_location is not None:
             parent = (self.benchmark.spec.parent_rubric, self.benchmark.parent_rubric_location)
             state.parent_rubrics[self.benchmark.code] = parent

@@ -28,7 +28,6 @@ class RunState:
     config: pytest.Config
     settings: RunSettings
     codes: dict[str, str] = field(default_factory=dict)
-    case_counts: dict[str, int] = field(default_factory=dict)  # cases per benchmark, as collected
     records: list[CaseRecord] = field(default_factory=list)
     failed_nodeids: set[str] = field(default_factory=set)
     tolerated_failures: frozenset[str] = frozenset()
@@ -110,7 +109,7 @@ class RunState:
         """Start the judge calls of ``items``' cases in the background."""
         if not self.benchmark_files:
             return  # no benchmark collected: nothing to judge, and nothing heavy to import
-        from ..judging.service import JudgeSetupError
+        from ..judging.judges import JudgeSetupError
         from .nodes import CaseItem
 
         cases = [i for i in items if isinstance(i, CaseItem)]
@@ -124,7 +123,7 @@ class RunState:
 
     def outcome(self, item: Any) -> Any:
         """``item``'s outcome, waiting for its judge call if it is still running."""
-        from ..judging.service import JudgeSetupError
+        from ..judging.judges import JudgeSetupError
 
         try:
             return self.service.outcome(item)
@@ -223,8 +222,9 @@ class RunState:
         from .run_results import release_gates
 
         self.calibrations = calibrate(self.records, self.config.rootpath / CALIBRATION_FOLDER)
-        counts = self.case_counts or {r.benchmark: r.benchmark_cases for r in self.records}  # xdist
-        gates = benchmark_gates(gated_records(self.records), counts or None)
+        # each record carries its benchmark's case count: an xdist controller collects nothing
+        counts = {r.benchmark: r.benchmark_cases for r in self.records}
+        gates = benchmark_gates(gated_records(self.records), counts)
         self.benchmark_results = apply_calibration(release_gates(self, gates), self.calibrations)
         rubrics, self.rubric_errors = rubric_files_as_errors(
             self.config, set(self.codes), self.parent_rubrics

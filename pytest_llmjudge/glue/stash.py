@@ -17,7 +17,6 @@ class RunHost(Protocol):
     """The run state as benchmark nodes and items see it."""
 
     settings: RunSettings
-    case_counts: dict[str, int]
     parent_rubrics: dict[str, tuple[str, Any]]
 
     def benchmark_file_collected(self, nodeid: str) -> None: ...

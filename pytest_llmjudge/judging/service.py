@@ -15,9 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..suite.settings import RunSettings
-from .judges import JudgeChoice as JudgeChoice
-from .judges import Judges, endpoint
-from .judges import JudgeSetupError as JudgeSetupError
+from .judges import Judges, JudgeSetupError, endpoint
 from .verdict import JudgeFailure, Outcome
 
 if TYPE_CHECKING:

@@ -31,7 +31,7 @@ _JSON_UNSAFE = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u20
 
 
 def visible(text: str) -> str:
-    """``text`` with NUL and bidirectional control characters as visible ``⟦U+XXXX⟧`` markers."""
+    """``text`` with NUL and bidirectional control characters as visible ``⟦U+202E⟧`` markers."""
     return _INVISIBLE.sub(lambda m: f"⟦U+{ord(m.group()):04X}⟧", text)
 
 
