@@ -508,3 +508,23 @@ def test_a_cache_written_before_request_lookup_opens_and_keeps_its_verdicts(tmp_
     assert cache.get(key) == CachedVerdict(VERDICT, "m")
     assert cache.get_unnamed([cache_key(REQUEST.digest, "", {})]) == {}  # stored without its request key
     cache.close()
+
+
+def test_replay_settles_named_and_unnamed_judges_in_one_lookup(tmp_path: Path) -> None:
+    # A benchmark naming its own judge next to one that names none, in one replay batch.
+    cache = VerdictCache(tmp_path / "c.sqlite")
+    other = CompiledRequest("B2", "c1", "system", "rubric", "{}", "{}", "{}", "no_reasoning")
+
+    async def never(request: CompiledRequest) -> tuple[Verdict, Usage]:
+        raise AssertionError("replay calls no model")
+
+    named = CaseJob("B1", "c1", REQUEST, never, "fake:judge", {})
+    unnamed = CaseJob("B2", "c1", other, never, "", {})
+    cache.put(named.cache_key, VERDICT, "fake:judge", Usage(), "B1", "c1", named.request_key)
+    recorded = CaseJob("B2", "c1", other, never, "fake:judge", {})
+    cache.put(recorded.cache_key, VERDICT, "fake:judge", Usage(), "B2", "c1", recorded.request_key)
+
+    outcomes = settle_from_cache([named, unnamed], cache, "replay")
+
+    assert [o.verdict if o else None for o in outcomes] == [VERDICT, VERDICT]
+    cache.close()

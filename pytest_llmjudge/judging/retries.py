@@ -153,8 +153,11 @@ def settle_from_cache(jobs: Sequence[CaseJob], cache: VerdictCache | None, mode:
             unnamed = cache.get_unnamed([job.request_key for job in jobs if job.model_name == UNNAMED_JUDGE])
     outcomes: list[Outcome | None] = []
     for job in jobs:
-        hits = unnamed.get(job.request_key, []) if job.model_name == UNNAMED_JUDGE else []
-        hit = found.get(job.cache_key) if found else (hits[0] if len(hits) == 1 else None)
+        if job.model_name == UNNAMED_JUDGE:
+            hits = unnamed.get(job.request_key, [])
+            hit = hits[0] if len(hits) == 1 else None
+        else:
+            hits, hit = [], found.get(job.cache_key)
         if hit is not None:
             outcomes.append(Outcome(hit.verdict, None, hit.model, True, 0))
         elif mode == "replay":
