@@ -132,3 +132,13 @@ def serve(host: str = "127.0.0.1", **knobs: Any) -> Iterator[FakeOpenAI]:
         yield fake
     finally:
         fake.stop()
+
+
+def benchmark_yaml(cases: int = 1) -> str:
+    """A benchmark file ``B1`` of ``cases`` cases (``c0``, ``c1``, …), each with its own output."""
+    lines = [f"  - {{id: c{i}, source_narrative: n, candidate_output: o{i}}}" for i in range(cases)]
+    return (
+        "code: B1\nconcept: The output is right.\n"
+        "inclusion_criteria: Apply when there is output. Flag if it is wrong.\n"
+        "threshold: 0.5\ncases:\n" + "\n".join(lines) + "\n"
+    )

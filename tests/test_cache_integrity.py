@@ -7,6 +7,7 @@ import sqlite3
 from pathlib import Path
 
 import pytest
+from fake_openai import benchmark_yaml
 
 from pytest_llmjudge.judging.cache import CacheError, VerdictCache
 from pytest_llmjudge.judging.verdict import Usage, Verdict
@@ -68,15 +69,7 @@ def test_a_foreign_verdicts_table_is_refused(tmp_path: Path) -> None:
         VerdictCache(path)
 
 
-RUN_BENCHMARK = """\
-code: B1
-concept: The output is right.
-inclusion_criteria: Apply when there is output. Flag if it is wrong.
-threshold: 0.5
-cases:
-  - {id: c0, source_narrative: n, candidate_output: o}
-  - {id: c1, source_narrative: n, candidate_output: o2}
-"""
+RUN_BENCHMARK = benchmark_yaml(2)
 
 
 @pytest.mark.parametrize("how", ["zeros", "foreign"])

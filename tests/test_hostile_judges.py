@@ -8,19 +8,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fake_openai import FakeOpenAI, serve
+from fake_openai import FakeOpenAI, benchmark_yaml, serve
 
 SECRET = "sk-test-0123456789abcdefSECRET"
 OTHER_TOKEN = "ghp-other-token-value-42"
 
-BENCHMARK = """\
-code: B1
-concept: The output is right.
-inclusion_criteria: Apply when there is output. Flag if it is wrong.
-threshold: 0.5
-cases:
-  - {id: c0, source_narrative: n, candidate_output: o}
-"""
+BENCHMARK = benchmark_yaml(1)
 
 
 @pytest.fixture

@@ -7,17 +7,9 @@ from collections.abc import Iterator
 
 import pydantic_ai.models
 import pytest
-from fake_openai import FakeOpenAI, serve
+from fake_openai import FakeOpenAI, benchmark_yaml, serve
 
-BENCHMARK = """\
-code: B1
-concept: The output is right.
-inclusion_criteria: Apply when there is output. Flag if it is wrong.
-threshold: 0.5
-cases:
-  - {id: c0, source_narrative: n, candidate_output: o}
-  - {id: c1, source_narrative: m, candidate_output: p}
-"""
+BENCHMARK = benchmark_yaml(2)
 
 
 @pytest.fixture

@@ -22,7 +22,7 @@ from typing import Any
 
 import pydantic_ai.models
 import pytest
-from fake_openai import FakeOpenAI, serve
+from fake_openai import FakeOpenAI, benchmark_yaml, serve
 from pydantic import BaseModel, Field
 from pydantic_ai import capture_run_messages
 from pydantic_ai.messages import ModelResponse, TextPart
@@ -473,14 +473,7 @@ def test_no_server_outlives_its_owner(model_cache: Path, sig: signal.Signals) ->
         owner.wait()
 
 
-REPLAY_BENCHMARK = """\
-code: B1
-concept: The output is right.
-inclusion_criteria: Apply when there is output. Flag if it is wrong.
-threshold: 0.5
-cases:
-  - {id: c0, source_narrative: n, candidate_output: o}
-"""
+REPLAY_BENCHMARK = benchmark_yaml(1)
 
 
 @pytest.mark.parametrize(

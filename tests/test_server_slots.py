@@ -8,17 +8,9 @@ from collections.abc import Iterator
 
 import pydantic_ai.models
 import pytest
-from fake_openai import FakeOpenAI, serve
+from fake_openai import FakeOpenAI, benchmark_yaml, serve
 
-CASES = "\n".join(f"  - {{id: c{i}, source_narrative: n, candidate_output: o{i}}}" for i in range(6))
-BENCHMARK = f"""\
-code: B1
-concept: The output is right.
-inclusion_criteria: Apply when there is output. Flag if it is wrong.
-threshold: 0.5
-cases:
-{CASES}
-"""
+BENCHMARK = benchmark_yaml(6)
 
 
 @pytest.fixture

@@ -11,21 +11,12 @@ from collections.abc import Iterator
 
 import pydantic_ai.models
 import pytest
-from fake_openai import FakeOpenAI, serve
+from fake_openai import FakeOpenAI, benchmark_yaml, serve
 
 from pytest_llmjudge.local.broker import ServerBroker, request_server
 from pytest_llmjudge.local.model_file import LocalServerError
 
-BENCHMARK = """\
-code: B1
-concept: The output is right.
-inclusion_criteria: Apply when there is output. Flag if it is wrong.
-threshold: 0.5
-cases:
-  - {id: c0, source_narrative: n, candidate_output: o}
-  - {id: c1, source_narrative: m, candidate_output: p}
-  - {id: c2, source_narrative: q, candidate_output: r}
-"""
+BENCHMARK = benchmark_yaml(3)
 
 
 @pytest.fixture
