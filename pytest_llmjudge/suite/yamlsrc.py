@@ -269,25 +269,65 @@ def _refuse_deep_nesting(text: str, path: str, lines: _Lines) -> None:
     """Composing a document recurses once per level (in C for libyaml): count levels first."""
     if yaml_depth_bound(text) <= MAX_DEPTH:
         return
-    loader = (_FAST_LOADER or yaml.SafeLoader)(text)
+    try:
+        mark = _too_deep_event((_FAST_LOADER or yaml.SafeLoader)(text))
+    except yaml.YAMLError:
+        # libyaml's scanner looks ahead and may stop at its own nesting limit before the parser
+        # reaches ours; PyYAML's parser recurses. Its scanner does not: count the tokens.
+        try:
+            mark = _too_deep_token(yaml.SafeLoader(text))
+        except yaml.YAMLError:
+            return  # loading reports the syntax error, met before the composer nests too deep
+    if mark is not None:
+        raise SpecError(
+            Location(path, *lines(mark)),
+            "",
+            f"values nest more than {MAX_DEPTH} levels deep",
+            "flatten the structure; benchmarks and cases need only a few levels",
+        )
+
+
+_OPENING_EVENTS = {"MappingStartEvent", "SequenceStartEvent"}
+_CLOSING_EVENTS = {"MappingEndEvent", "SequenceEndEvent"}
+_OPENING_TOKENS = {
+    "FlowSequenceStartToken",
+    "FlowMappingStartToken",
+    "BlockSequenceStartToken",
+    "BlockMappingStartToken",
+}
+_CLOSING_TOKENS = {"FlowSequenceEndToken", "FlowMappingEndToken", "BlockEndToken"}
+
+
+def _too_deep_event(loader: yaml.SafeLoader) -> yaml.Mark | None:
+    """The mark of the first event past ``MAX_DEPTH`` levels, or None."""
     depth = 0
     try:
         while loader.check_event():
             event = loader.get_event()  # type: ignore[no-untyped-call]
             kind = type(event).__name__
-            if kind in {"MappingStartEvent", "SequenceStartEvent"}:
-                depth += 1
-                if depth > MAX_DEPTH:
-                    raise SpecError(
-                        Location(path, *lines(event.start_mark)),
-                        "",
-                        f"values nest more than {MAX_DEPTH} levels deep",
-                        "flatten the structure; benchmarks and cases need only a few levels",
-                    )
-            elif kind in {"MappingEndEvent", "SequenceEndEvent"}:
-                depth -= 1
-    except yaml.YAMLError:
-        return  # loading reports the syntax error, met before the composer nests too deep
+            depth += (kind in _OPENING_EVENTS) - (kind in _CLOSING_EVENTS)
+            if depth > MAX_DEPTH:
+                return event.start_mark  # type: ignore[no-any-return]
+        return None
+    finally:
+        loader.dispose()
+
+
+def _too_deep_token(loader: yaml.SafeLoader) -> yaml.Mark | None:
+    """As ``_too_deep_event`` from PyYAML's scanner, which loops where its parser recurses.
+
+    A sequence written at its key's indentation has no token of its own, so this count can only
+    fall short of the parser's, never pass it.
+    """
+    depth = 0
+    try:
+        while loader.check_token():
+            token = loader.get_token()  # type: ignore[no-untyped-call]
+            kind = type(token).__name__
+            depth += (kind in _OPENING_TOKENS) - (kind in _CLOSING_TOKENS)
+            if depth > MAX_DEPTH:
+                return token.start_mark  # type: ignore[no-any-return]
+        return None
     finally:
         loader.dispose()
 
