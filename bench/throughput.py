@@ -24,9 +24,11 @@ sleeps L seconds (``asyncio.sleep``) and passes the case, then measures:
 With ``--scale`` it measures instead how a run grows with its size: N = 2,500, 5,000, 10,000 and
 20,000 instant cases (L = 0), 10 % of them failing, each with an empty cache and then all
 cached, printing each row's wall time, judging phase and growth ratio per doubling (target
-<= 2.2x; 2.0x is linear).
+<= 2.2x; 2.0x is linear). Then, side by side, N against 2N with an empty cache for: a
+synchronous ``def`` judge (pydantic-ai runs it in a worker thread) on 3,000 and 6,000 cases,
+and ``--llmjudge-repeats`` 5,000 and 10,000 on 3 cases (an instant ``async def`` judge).
 
-    python bench/throughput.py --scale [--scale-max 20000]
+    python bench/throughput.py --scale [--scale-max 20000] [--scale-rows all|cases|doubling]
 """
 
 from __future__ import annotations
@@ -212,7 +214,8 @@ def write_project(root: Path, cases: int, per_file: int) -> None:
 
 def environment(root: Path, latency: float) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("LLMJUDGE_", "PYTEST_"))}
-    env.update(BENCH_LATENCY=str(latency), BENCH_RECORD=str(root / "record.json"), PYTHONPATH=str(root))
+    path = os.pathsep.join(filter(None, (str(root), os.environ.get("PYTHONPATH"))))  # a checkout to measure
+    env.update(BENCH_LATENCY=str(latency), BENCH_RECORD=str(root / "record.json"), PYTHONPATH=path)
     env.pop("CI", None)
     # Measured as installed Python runs: modules compiled once and read from __pycache__ after.
     env.pop("PYTHONDONTWRITEBYTECODE", None)
@@ -321,6 +324,59 @@ def scale(concurrency: int, largest: int) -> None:
         previous = row
 
 
+# The README's judge hook shape: a plain ``def`` (pydantic-ai runs it in a worker thread).
+SYNC_JUDGE = """
+
+def judge(messages, info):
+    CALLS[0] += 1
+    FIRST_START[0] = FIRST_START[0] or time.time()
+    LAST_END[0] = time.time()
+    args = {"pass": True, "reason": "every negated finding stays absent in the output", "score": 1.0}
+    return ModelResponse(parts=[ToolCallPart(info.output_tools[0].name, args)])
+
+
+MODEL = FunctionModel(judge, model_name="sync-judge")
+"""
+
+
+def doubling(concurrency: int, sync_cases: int, repeats: int, repeat_cases: int = 3) -> None:
+    """N against 2N, empty cache: a sync ``def`` judge on ``sync_cases`` cases, and
+    ``--llmjudge-repeats`` ``repeats`` on ``repeat_cases`` cases."""
+    rows = [  # (name, N, cases judged N times or None for N cases, judge added to the module)
+        ("sync def judge, N cases", sync_cases, None, SYNC_JUDGE),
+        (f"sync def judge, repeats N, {repeat_cases} cases", repeats, repeat_cases, SYNC_JUDGE),
+        (f"async judge, repeats N, {repeat_cases} cases", repeats, repeat_cases, ""),
+    ]
+    print(f"N against 2N, empty cache, instant judge (L=0), C={concurrency}; {os.cpu_count()} CPUs")
+    heads = ("N", "N s", "2N", "2N s", "x", "judging x")
+    print(f"{'row':<38}" + "".join(f"{head:>9}" for head in heads))
+    for name, size, cases, judge_code in rows:
+        runs = []
+        for n in (size, 2 * size):
+            with tempfile.TemporaryDirectory(prefix="llmjudge-scale-") as tmp:
+                root = Path(tmp)
+                write_project(root, n if cases is None else cases, 50)
+                judge = root / "sleepy_judge.py"
+                judge.write_text(judge.read_text() + judge_code)
+                judged = ["benchmarks", "-p", "no:syrupy", f"--llmjudge-concurrency={concurrency}"]
+                if cases is not None:
+                    judged.append(f"--llmjudge-repeats={n}")
+                runs.append(run_pytest(root, environment(root, 0.0), *judged))
+        small, large = runs
+        ratio = large.seconds / small.seconds
+        phase = f"{large.run_phase / small.run_phase:.2f}x" if small.run_phase else "-"
+        cells = (
+            f"{size}",
+            f"{small.seconds:.1f}",
+            f"{2 * size}",
+            f"{large.seconds:.1f}",
+            f"{ratio:.2f}x",
+            phase,
+        )
+        print(f"{name:<38}" + "".join(f"{cell:>9}" for cell in cells) + f"   ({large.calls} calls)")
+    print("target: x <= 2.20 per doubling (2.00 is linear)")
+
+
 def main() -> None:
     raw = argparse.RawDescriptionHelpFormatter
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=raw)
@@ -336,9 +392,26 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3, help="K of row (f), samples per case (default 3)")
     parser.add_argument("--scale", action="store_true", help="growth rows N = 2,500 ... 20,000 instead")
     parser.add_argument("--scale-max", type=int, default=20000, help="largest N of --scale (default 20000)")
+    parser.add_argument(
+        "--scale-rows",
+        choices=("all", "cases", "doubling"),
+        default="all",
+        help="--scale: the growth rows, the sync-judge and repeats doublings, or both (default all)",
+    )
+    parser.add_argument(
+        "--scale-sync", type=int, default=3000, help="--scale: N cases of the sync judge row (default 3000)"
+    )
+    parser.add_argument(
+        "--scale-repeats", type=int, default=5000, help="--scale: N repeats of the repeats row (default 5000)"
+    )
     args = parser.parse_args()
     if args.scale:
-        scale(args.concurrency, args.scale_max)
+        if args.scale_rows in ("all", "cases"):
+            scale(args.concurrency, args.scale_max)
+        if args.scale_rows == "all":
+            print()
+        if args.scale_rows in ("all", "doubling"):
+            doubling(args.concurrency, args.scale_sync, args.scale_repeats)
         return
 
     floor = math.ceil(args.cases / args.concurrency) * args.latency

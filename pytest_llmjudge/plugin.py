@@ -9,13 +9,17 @@ from typing import Any
 import pytest
 
 from . import hookspecs
-from .glue.run_results import started
+from .glue.run_results import read_baseline, started
 from .glue.run_state import RunState
 from .glue.stash import STATE
 from .suite.detect import is_benchmark_file
 from .suite.settings import DEFAULTS, env_variable, resolve
 from .suite.vocabulary import CACHE_MODES
 
+# Output paths: see glue.outputs.output_path.
+_RELATIVE = (
+    "a relative path is from the directory pytest runs in (from the ini file, and the default: the rootdir)"
+)
 _HELP = {
     "model": "judge model: a pydantic-ai model string (openai:gpt-4o, anthropic:…, ollama:…) or 'local'",
     "base_url": "OpenAI-compatible server URL for the judge model (vLLM, Ollama, llama.cpp)",
@@ -28,12 +32,13 @@ _HELP = {
     "attempts": "attempts per judge call for transient failures",
     "cache": f"verdict cache mode: {', '.join(CACHE_MODES)}",
     "cache_path": "verdict cache file",
-    "review_file": "JSON file listing cases that need human review",
+    "review_file": "JSON file listing cases that need human review; " + _RELATIVE,
     "repeats": "judge each case this many times (a benchmark's judge.repeats wins)",
     "reduce": "how a case's samples become its verdict: majority (ties fail), all, any or mean",
-    "gate": "gate rule: point (pass rate reaches the threshold) or lower_bound (its 95% interval does)",
-    "results": "results file of the run (default .llmjudge/runs/<UTC time>-<suite digest>.json)",
-    "html": "also write the run's HTML report to this path",
+    "gate": "gate rule: point (pass rate reaches the threshold), lower_bound (its 95% interval does), "
+    "corrected or corrected_lower_bound (the same for the rate corrected by the judge's calibration)",
+    "results": "results file of the run; " + _RELATIVE + " (default .llmjudge/runs/<UTC time>-<digest>.json)",
+    "html": "also write the run's HTML report to this path; " + _RELATIVE,
     "baseline": "results file of an earlier run to compare this run with, case by case",
     "margin": "smallest pass-rate change the baseline comparison must be able to detect",
     "alpha": "significance level of the baseline comparison (Holm-adjusted across benchmarks)",
@@ -41,6 +46,16 @@ _HELP = {
     "min_tpr": "judge trust: least share of human-pass cases the judge must pass (judge.min_tpr wins)",
     "min_tnr": "judge trust: least share of human-fail cases the judge must fail (judge.min_tnr wins)",
     "min_labels": "judge trust: least number of human-labelled cases (judge.min_labels wins)",
+    "max_response_bytes": "largest judge HTTP response read, in bytes after decompression; a larger one "
+    "ends its case as an ERROR",
+    "task": "task producing the outputs of cases that have none: a Python callable 'package.module:function' "
+    "(a benchmark's own task: wins)",
+    "task_model": "replaces the model of every model task (task: {model: ...}): the same suite runs "
+    "the current release and the candidate",
+    "task_base_url": "OpenAI-compatible server URL for --llmjudge-task-model",
+    "task_concurrency": "task calls in flight at once",
+    "task_timeout": "seconds one task call may take before its case is an ERROR",
+    "task_cache": "produced-output cache: on, off or replay (never runs a task; a miss is an ERROR)",
 }
 
 
@@ -60,7 +75,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
             )
         flag = f"--llmjudge-{name.replace('_', '-')}"
         group.addoption(
-            flag, dest=f"llmjudge_{name}", default=None, help=f"{text}. Env {env_variable(name)}."
+            # argparse %-formats help texts: "95% interval" would end --help with a TypeError
+            flag,
+            dest=f"llmjudge_{name}",
+            default=None,
+            help=f"{text}. Env {env_variable(name)}.".replace("%", "%%"),
         )
         parser.addini(f"llmjudge_{name}", text, default=None)
     group.addoption(
@@ -85,6 +104,28 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "let benchmark files name files outside the rootdir (true/false)",
         default=None,
     )
+    group.addoption(
+        "--llmjudge-overwrite",
+        action="store_const",
+        const=True,
+        dest="llmjudge_overwrite",
+        default=None,
+        help="let --llmjudge-results, --llmjudge-html and --llmjudge-review-file write over a Python "
+        "file, a benchmark file or the baseline results file (refused otherwise). Env LLMJUDGE_OVERWRITE.",
+    )
+    parser.addini(
+        "llmjudge_overwrite", "let output files write over sources (see --llmjudge-overwrite)", default=None
+    )
+    group.addoption(
+        "--llmjudge-regenerate",
+        action="store_const",
+        const=True,
+        dest="llmjudge_regenerate",
+        default=None,
+        help="run the task also for cases that have a candidate_output (their stored output is "
+        "not judged). Env LLMJUDGE_REGENERATE.",
+    )
+    parser.addini("llmjudge_regenerate", "run tasks for every case (see --llmjudge-regenerate)", default=None)
     parser.addini(
         "llmjudge_paths",
         "folder names whose benchmark YAML files are collected (default: benchmarks)",
@@ -103,6 +144,8 @@ def pytest_configure(config: pytest.Config) -> None:
         )
     except ValueError as exc:
         raise pytest.UsageError(str(exc)) from None
+    if not hasattr(config, "workerinput"):
+        read_baseline(config, settings)  # an unreadable baseline stops the run before any judging
     started(config)
     state = RunState(config, settings)
     config.stash[STATE] = state

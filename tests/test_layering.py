@@ -21,10 +21,10 @@ PACKAGE = PACKAGE_DIR.name
 REPO = PACKAGE_DIR.parent
 
 # The layers in order: each imports only itself and the layers before it.
-LAYERS = ("suite", "local", "compile", "judging", "gating", "reporting", "glue")
+LAYERS = ("suite", "local", "tasks", "compile", "judging", "gating", "reporting", "glue")
 GLUE_MODULES = {"plugin", "hookspecs"}  # top-level modules that are pytest glue too
 COMMANDS = {"cli", "lint"}  # beside the layers: they use these, and each other, never glue
-COMMANDS_MAY_IMPORT = {"suite", "compile", "judging", "gating", "reporting", *COMMANDS}
+COMMANDS_MAY_IMPORT = {"suite", "tasks", "compile", "judging", "gating", "reporting", *COMMANDS}
 GLUE_MAY_IMPORT = {*LAYERS, "lint"}  # lint items (--llmjudge-lint) are pytest glue over the linter
 ROOT = "root"  # pytest_llmjudge/__init__.py (the version): importable from anywhere
 

@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 from ..judging.cache import CacheError, CacheStats, VerdictCache
+from ..judging.redact import redact
 
 DEFAULT_PATH = ".llmjudge/cache.sqlite"
 EXIT_OK, EXIT_USAGE = 0, 2
@@ -56,16 +57,16 @@ def _path(args: argparse.Namespace) -> Path:
     return chosen if chosen is not None else Path(os.environ.get("LLMJUDGE_CACHE_PATH") or DEFAULT_PATH)
 
 
-def _open(args: argparse.Namespace) -> VerdictCache | None:
+def _open(args: argparse.Namespace, *, read_only: bool = False) -> VerdictCache | None:
     try:
-        return VerdictCache(_path(args), create=False)
+        return VerdictCache(_path(args), create=False, read_only=read_only)
     except CacheError as exc:
         print(f"llmjudge cache: {exc}", file=sys.stderr)
         return None
 
 
 def _stats(args: argparse.Namespace) -> int:
-    cache = _open(args)
+    cache = _open(args, read_only=True)  # a read-only cache (a mounted CI artifact) can be inspected
     if cache is None:
         return EXIT_USAGE
     try:
@@ -95,8 +96,8 @@ def stats_lines(stats: CacheStats, now: float | None = None) -> list[str]:
         lines.append(f"tokens a full rerun saves: in/out {stats.input_tokens}/{stats.output_tokens}")
     if stats.models:
         lines.append("verdicts per model:")
-    for model, count in stats.models:
-        lines.append(f"  {count:>8}  {model}")
+    for model, count in stats.models:  # labels written before they were redacted are redacted here
+        lines.append(f"  {count:>8}  {redact(model)}")
     return lines
 
 

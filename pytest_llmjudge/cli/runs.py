@@ -23,7 +23,7 @@ def _load(path: str) -> dict[str, Any] | None:
 def _run_order(path: Path) -> tuple[str, int]:
     """Start time, then the ``-2``, ``-3`` a name gets when two runs start in the same second."""
     stem, _, number = path.stem.rpartition("-")
-    if stem.count("-") >= 1 and number.isdigit():  # <time>-<digest>-<n>
+    if stem.count("-") >= 1 and number.isascii() and number.isdigit():  # <time>-<digest>-<n>
         return stem, int(number)
     return path.stem, 1
 
@@ -79,7 +79,11 @@ def summary_lines(data: dict[str, Any]) -> list[str]:
     lines += ["", "pass rates with 95% intervals:"]
     for b in data["benchmarks"]:
         gate = b["gate"]
-        verdicts = sum(len(c["samples"]) or 1 for c in b["cases"] if c["result"] in ("pass", "fail"))
+        verdicts = sum(
+            len(c["samples"]) or 1
+            for c in b["cases"]
+            if c["result"] in ("pass", "fail") and not c["calibration"]  # calibration cases are not gated
+        )
         lines.append(
             interval_line(
                 b["code"], gate["pass_rate"], gate["ci_low"], gate["ci_high"], verdicts, b["gate_rule"]
@@ -132,15 +136,23 @@ def _compare(args: argparse.Namespace) -> int:
 
 def _report(args: argparse.Namespace) -> int:
     from ..reporting.html import write_report
+    from ..suite.detect import is_benchmark_file
+    from ..suite.safe_write import Guard
 
     data = _load(args.results)
     baseline = _load(args.baseline) if args.baseline else None
     if data is None or (args.baseline and baseline is None):
         return 2
+    output = Path(args.output)
+    protected = {Path(args.results).resolve(): "the results file the report is made from"}
+    if args.baseline:
+        protected[Path(args.baseline).resolve()] = "the baseline results file"
+    if is_benchmark_file(output.resolve(), ["benchmarks"], Path.cwd()):
+        protected[output.resolve()] = "a benchmark file"
     try:
-        write_report(data, Path(args.output), baseline=baseline)
+        write_report(data, output, baseline=baseline, guard=Guard(protected, "--force", args.force))
     except OSError as error:
-        print(f"{args.output}: cannot write the report: {error}", file=sys.stderr)
+        print(f"llmjudge report: cannot write {args.output}: {error}", file=sys.stderr)
         return 2
     print(f"wrote {args.output}")
     return 0
@@ -179,4 +191,9 @@ def add_runs_parsers(commands: Any) -> None:
     report.add_argument("results", help="results file of the run")
     report.add_argument("--baseline", help="results file of a baseline run, for the flipped cases")
     report.add_argument("-o", "--output", required=True, help="HTML file to write")
+    report.add_argument(
+        "--force",
+        action="store_true",
+        help="write over the output even if it is a Python file, a benchmark or an input of the report",
+    )
     report.set_defaults(handler=_report)

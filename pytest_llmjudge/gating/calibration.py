@@ -6,19 +6,17 @@ imported inside the functions that compute, to keep the plugin's start-up light.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
-import os
 import re
-import tempfile
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from pytest_llmjudge.gating.statistics import wilson_interval
+from pytest_llmjudge.suite.safe_write import locked, write_text
 
 CALIBRATION_FORMAT = 1
 # TPR and TNR are ratios of counts: a sum that is 1 up to rounding is still "no better than chance",
@@ -254,6 +252,7 @@ class StoredCalibration:
     created: str
     agreement: Agreement
     pairs: tuple[tuple[bool, bool], ...]
+    cases: tuple[str, ...] = ()  # the case of each pair; empty in a file stored before cases were kept
 
 
 def _file_stem(benchmark: str) -> str:
@@ -275,13 +274,17 @@ def store_calibration(
     benchmark: str,
     agreement: Agreement,
     pairs: Iterable[tuple[bool, bool]],
+    cases: Sequence[str] = (),
 ) -> Path:
-    """Write the calibration (with the raw (human, judge) pairs) and return its path."""
+    """Write the calibration (with the raw (human, judge) pairs and, if given, the case of each)
+    whole or not at all, and return its path. Failures to write are ``OSError``."""
     pair_list = [[bool(human), bool(judge)] for human, judge in pairs]
     counts = Confusion(agreement.tp, agreement.fn, agreement.tn, agreement.fp)
     if confusion((human, judge) for human, judge in pair_list) != counts:
         raise ValueError("the agreement does not match the pairs")
-    document = {
+    if cases and len(cases) != len(pair_list):
+        raise ValueError("one case id per pair")
+    document: dict[str, Any] = {
         "format": CALIBRATION_FORMAT,
         "fingerprint": fingerprint,
         "benchmark": benchmark,
@@ -289,24 +292,39 @@ def store_calibration(
         "agreement": agreement.to_dict(),
         "pairs": pair_list,
     }
+    if cases:
+        document["cases"] = list(cases)
     path = calibration_path(folder, benchmark, fingerprint)
-    folder.mkdir(parents=True, exist_ok=True)
     # Written aside and renamed, so a concurrent reader never sees half a file.
-    handle, temporary = tempfile.mkstemp(dir=folder, prefix=".calibration-", suffix=".tmp")
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            json.dump(document, stream, indent=1)
-            stream.write("\n")
-        os.replace(temporary, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
-        raise
+    write_text(path, json.dumps(document, indent=1) + "\n")
     return path
 
 
-def _parse(path: Path) -> tuple[str, str, str, list[tuple[bool, bool]]] | None:
-    """(fingerprint, benchmark, created, pairs) of a stored calibration, or None for anything
+def merge_calibration(
+    folder: Path, fingerprint: str, benchmark: str, labelled: Mapping[str, tuple[bool, bool]]
+) -> StoredCalibration:
+    """Store this run's labelled pairs (case → (human, judge)) into the benchmark's calibration for
+    this judge, merged by case: a case judged now replaces its stored pair, the stored pairs of
+    cases not judged now (``-k``) stay. A stored file without case ids is replaced. Runs merge one
+    at a time (a lock beside the file); returns what is stored now. Failures are ``OSError``."""
+    path = calibration_path(folder, benchmark, fingerprint)
+    with locked(path):
+        stored = load_calibration(folder, benchmark, fingerprint)
+        # a file stored without case ids cannot be merged: this run's pairs replace it
+        kept = zip(stored.cases, stored.pairs, strict=True) if stored is not None and stored.cases else ()
+        merged = {case: pair for case, pair in kept if case not in labelled}
+        merged.update(labelled)
+        pairs = list(merged.values())
+        agree = agreement(confusion(pairs))
+        store_calibration(folder, fingerprint, benchmark, agree, pairs, list(merged))
+        now = _read(path)
+    if now is None:
+        raise OSError(f"{path} does not read back as the calibration just written")
+    return now
+
+
+def _parse(path: Path) -> tuple[str, str, str, list[tuple[bool, bool]], tuple[str, ...]] | None:
+    """(fingerprint, benchmark, created, pairs, cases) of a stored calibration, or None for anything
     unreadable, malformed or of another format."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
@@ -329,7 +347,12 @@ def _parse(path: Path) -> tuple[str, str, str, list[tuple[bool, bool]]] | None:
     # Counts that disagree with the pairs mean an edited or damaged file.
     if any(stored.get(key) != getattr(counts, key) for key in ("tp", "fn", "tn", "fp")):
         return None
-    return fingerprint, benchmark, created, pairs
+    cases = data.get("cases", [])
+    if not (isinstance(cases, list) and all(isinstance(c, str) for c in cases)):
+        return None
+    if cases and (len(cases) != len(pairs) or len(set(cases)) != len(cases)):
+        return None
+    return fingerprint, benchmark, created, pairs, tuple(cases)
 
 
 def _read(path: Path) -> StoredCalibration | None:
@@ -337,8 +360,9 @@ def _read(path: Path) -> StoredCalibration | None:
     parsed = _parse(path)
     if parsed is None:
         return None
-    fingerprint, benchmark, created, pairs = parsed
-    return StoredCalibration(path, fingerprint, benchmark, created, agreement(confusion(pairs)), tuple(pairs))
+    fingerprint, benchmark, created, pairs, cases = parsed
+    agree = agreement(confusion(pairs))
+    return StoredCalibration(path, fingerprint, benchmark, created, agree, tuple(pairs), cases)
 
 
 def load_calibration(folder: Path, benchmark: str, fingerprint: str) -> StoredCalibration | None:

@@ -18,14 +18,15 @@ from .calibration import (
     Agreement,
     CorrectedRate,
     agreement,
+    calibration_path,
     confusion,
     corrected_interval,
     load_calibration,
+    merge_calibration,
     stale_calibration,
-    store_calibration,
     trust,
 )
-from .gates import EPSILON, BenchmarkGate
+from .gates import CORRECTED_RULES, EPSILON, BenchmarkGate
 from .records import CaseRecord
 
 STALE = "calibration is for another judge (model, settings or compiled instructions changed)"
@@ -66,6 +67,7 @@ class BenchmarkCalibration:
     gate_rule: str = "point"
     note: str = ""
     disagreements: tuple[Disagreement, ...] = ()
+    stored_labels: int | None = None  # labels the stored calibration of this judge rests on now
 
     def to_dict(self) -> dict[str, Any]:
         """The results file's ``calibration`` object."""
@@ -80,6 +82,7 @@ class BenchmarkCalibration:
             "trusted": self.trusted,
             "detail": "; ".join(part for part in (self.note, self.detail) if part),
             "source": self.source,
+            "stored_labels": self.stored_labels,
         }
 
 
@@ -117,14 +120,18 @@ def _benchmark(items: list[CaseRecord], folder: Path | None, seed: int) -> Bench
         if not r.case_label and not r.calibration and r.result in {"pass", "fail"}
     ]
     source, note = "run", ""
+    stored_labels: int | None = None
     if pairs:
         if folder is not None and fingerprint:
-            store_calibration(folder, fingerprint, code, agreement(confusion(pairs)), pairs)
+            stored_labels, note = _store(folder, fingerprint, code, labelled)
     elif folder is not None and fingerprint:
         stored = load_calibration(folder, code, fingerprint)
         if stored is not None:
-            pairs, source = list(stored.pairs), "stored"
-            note = f"reused the stored calibration of this judge ({stored.created}, {stored.path.name})"
+            pairs, source, stored_labels = list(stored.pairs), "stored", stored.agreement.n_labels
+            note = (
+                f"reused the stored calibration of this judge ({stored.created}, {stored.path.name}, "
+                f"{stored_labels} labels)"
+            )
         elif stale_calibration(folder, code, fingerprint):
             note = STALE
     wanted = any(value is not None for value in minimums.values()) or gate_rule_of(items[0]) == "corrected"
@@ -152,7 +159,28 @@ def _benchmark(items: list[CaseRecord], folder: Path | None, seed: int) -> Bench
         gate_rule_of(items[0]),
         note,
         disagreements,
+        stored_labels,
     )
+
+
+def _label_key(record: CaseRecord) -> str:
+    """A labelled case's key in the stored calibration: a calibration item and a release case may
+    share an id."""
+    return f"calibration::{record.case}" if record.calibration else record.case
+
+
+def _store(folder: Path, fingerprint: str, code: str, labelled: list[CaseRecord]) -> tuple[int | None, str]:
+    """Merge this run's labelled pairs into the stored calibration: (labels it rests on now, a note
+    when that is not just this run's, or why it could not be written)."""
+    pairs = {_label_key(r): (r.case_label == "pass", bool(r.judge_pass)) for r in labelled}
+    try:
+        stored = merge_calibration(folder, fingerprint, code, pairs)
+    except OSError as error:
+        return None, f"cannot write {calibration_path(folder, code, fingerprint)}: {error}"
+    total = stored.agreement.n_labels
+    if total == len(pairs):
+        return total, ""
+    return total, f"stored calibration of this judge: {total} labels, {len(pairs)} of them judged in this run"
 
 
 def gated_records(records: Iterable[CaseRecord]) -> list[CaseRecord]:
@@ -178,7 +206,8 @@ def apply_calibration(
     gates: Sequence[BenchmarkGate], calibrations: Sequence[BenchmarkCalibration]
 ) -> list[BenchmarkGate]:
     """Gates with the calibration's decisions: an untrusted judge fails its gate whatever the pass
-    rate; ``gate: corrected`` compares the corrected pass rate with the threshold."""
+    rate; ``gate: corrected`` compares the corrected pass rate with the threshold, and ``gate:
+    corrected_lower_bound`` the lower end of its 95% interval."""
     by_code = {c.benchmark: c for c in calibrations}
     result = []
     for gate in gates:
@@ -186,25 +215,33 @@ def apply_calibration(
         if calibration is not None and calibration.trusted is False:
             detail = "; ".join(part for part in (calibration.note, calibration.detail) if part)
             gate = replace(gate, override="untrusted", detail=detail)
-        elif calibration is not None and calibration.gate_rule == "corrected" and gate.threshold is not None:
+        elif gate.gate_rule in CORRECTED_RULES and gate.threshold is not None:
             gate = _corrected_gate(gate, calibration)
         result.append(gate)
     return result
 
 
-def _corrected_gate(gate: BenchmarkGate, calibration: BenchmarkCalibration) -> BenchmarkGate:
+def _corrected_gate(gate: BenchmarkGate, calibration: BenchmarkCalibration | None) -> BenchmarkGate:
     assert gate.threshold is not None
-    if not calibration.agreement.n_labels:
-        return replace(gate, override="fail", detail="gate: corrected needs a calibration of this judge")
+    if calibration is None or not calibration.agreement.n_labels:
+        return replace(
+            gate, override="fail", detail=f"gate: {gate.gate_rule} needs a calibration of this judge"
+        )
     corrected = calibration.corrected
     if corrected.chance:
         return replace(gate, override="fail", detail="judge no better than chance (TPR + TNR <= 1)")
     if corrected.theta is None:
         return gate  # no unlabelled verdicts: nothing to correct
-    status = "pass" if corrected.theta + EPSILON >= gate.threshold else "fail"
+    measured = f"corrected pass rate {corrected.theta:.3f}"
+    rate: float | None = corrected.theta
+    if gate.gate_rule == "corrected_lower_bound":
+        rate = corrected.low
+        measured += ", 95% lower bound " + ("unknown" if rate is None else f"{rate:.3f}")
+    status = "pass" if rate is not None and rate + EPSILON >= gate.threshold else "fail"
     if gate.criticality == "hard_gate" and gate.failed:
         status = "fail"
-    return replace(gate, override=status, detail=f"corrected pass rate {corrected.theta:.3f}")
+    below = f" below {gate.threshold:g}" if status == "fail" and rate is not None else ""
+    return replace(gate, override=status, detail=measured + below)
 
 
 def _rate(value: float | None) -> str:

@@ -37,6 +37,12 @@ def decide_exit(
     failed_gates = {g.code for g in benchmarks if g.status in {"fail", "untrusted"}}
     reasons = [f"gate {g.code} failed: {why(g) or g.status}" for g in benchmarks if g.code in failed_gates]
     reasons += [f"rubric {g.code} failed: {g.detail}" for g in rubrics if g.status == "fail"]
+    # a gate whose every case errored decides nothing: the errors fail the run, and say where
+    reasons += [
+        f"gate {g.code} decided nothing: {why(g)}"
+        for g in benchmarks
+        if g.status == "no verdicts" and g.errors
+    ]
     if broken:
         reasons.append("a benchmark or rubric file did not load (errors above)")
     if snapshot_failed:

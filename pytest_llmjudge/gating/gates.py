@@ -7,12 +7,22 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from .records import CaseRecord
+from .statistics import RateInterval, case_rate_interval
 
 if TYPE_CHECKING:
     from ..suite.errors import Location, SpecError
     from ..suite.files import Rubric, RubricSpec
 
 EPSILON = 1e-9
+CORRECTED_RULES = frozenset({"corrected", "corrected_lower_bound"})  # the calibration decides
+
+
+def applied_rule(rule: str, judged: bool) -> str:
+    """The gate rule a benchmark is gated by: a corrected rule corrects for a judge's errors, so a
+    benchmark decided by code checks alone keeps the rule's uncorrected form."""
+    if judged or rule not in CORRECTED_RULES:
+        return rule
+    return "lower_bound" if rule == "corrected_lower_bound" else "point"
 
 
 @dataclass(frozen=True)
@@ -30,9 +40,8 @@ class BenchmarkGate:
     weight: float
     parent_rubric: str | None
     flaky: int = 0  # cases whose repeated samples disagree
-    gate_rule: str = "point"  # point | lower_bound: what must reach the threshold
-    ci_low: float | None = None  # 95% interval of the pass rate (release_gates fills it in)
-    ci_high: float | None = None
+    gate_rule: str = "point"  # point | lower_bound | corrected | corrected_lower_bound
+    interval: RateInterval | None = None  # of the pass rate, over the same case verdicts
     regression: str = ""  # a significant regression against the baseline that fails this gate
     override: str | None = None  # a status the calibration decides (``untrusted``, a corrected rate)
     detail: str = ""
@@ -46,6 +55,14 @@ class BenchmarkGate:
     @property
     def verdicts(self) -> int:
         return self.passed + self.failed
+
+    @property
+    def ci_low(self) -> float | None:
+        return None if self.interval is None else self.interval.low
+
+    @property
+    def ci_high(self) -> float | None:
+        return None if self.interval is None else self.interval.high
 
     @property
     def pass_rate(self) -> float | None:
@@ -128,6 +145,9 @@ def benchmark_gates(
         first = items[0]
         cases = [i for i in items if i.case]
         count = {r: sum(1 for i in cases if i.result == r) for r in ("pass", "fail", "error", "skip")}
+        verdicts = count["pass"] + count["fail"]
+        # repeats: each case's samples were reduced to its verdict, which the rate counts
+        samples = sum(len(i.samples) or 1 for i in cases if i.result in ("pass", "fail"))
         gates.append(
             BenchmarkGate(
                 code=code,
@@ -144,6 +164,7 @@ def benchmark_gates(
                 weight=first.weight,
                 parent_rubric=first.parent_rubric,
                 collected=None if collected is None else collected.get(code),
+                interval=case_rate_interval(count["pass"], verdicts, samples) if verdicts else None,
             )
         )
     return gates

@@ -46,6 +46,7 @@ class CaseRecord:
     samples: tuple[dict[str, Any], ...] = ()  # each judge sample (results-file ``sample`` objects)
     judge: dict[str, Any] | None = None  # model, settings, repeats, reduce, gate rule, instructions
     request: dict[str, str] | None = None  # the case's input, output and expected text
+    produced: dict[str, Any] | None = None  # the output judged, and where it came from (a task?)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> CaseRecord:

@@ -59,15 +59,18 @@ def wilson_interval(successes: int, n: int, confidence: float = 0.95) -> tuple[f
 
 @dataclass(frozen=True)
 class RateInterval:
-    """A pass rate with its interval; ``method`` says which interval was used."""
+    """A gate's pass rate with its interval, both over the cases' verdicts (``basis``): with
+    repeats, each case's samples are reduced to its one verdict first, and the interval is of
+    that rate, the one the gate compares. ``n_samples``: the judge samples behind the verdicts."""
 
     rate: float
     low: float
     high: float
     n_cases: int
     n_samples: int
-    method: Literal["wilson", "cluster"]
+    method: Literal["wilson"]
     low_evidence: bool
+    basis: Literal["cases"] = "cases"
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready values."""
@@ -79,43 +82,23 @@ class RateInterval:
             "n_samples": self.n_samples,
             "method": self.method,
             "low_evidence": self.low_evidence,
+            "basis": self.basis,
         }
 
 
-def pass_rate_interval(samples_per_case: Sequence[Sequence[bool]], confidence: float = 0.95) -> RateInterval:
-    """Pass rate over all samples, with an interval that respects repeated samples of a case.
+def case_rate_interval(
+    passed: int, verdicts: int, samples: int | None = None, confidence: float = 0.95
+) -> RateInterval:
+    """The pass rate of ``passed`` out of ``verdicts`` case verdicts, with its Wilson interval.
 
-    One sample per case: Wilson on the sample counts. Any case with more samples: repeats of a case
-    are not independent, so the interval is normal with the cluster-robust standard error over
-    cases (the intercept-only OLS sandwich with the usual G/(G-1) correction),
-    SE² = G/(G−1) · Σ_g (Σ_{i∈g} (x_i − x̄))² / N², with G cases and N samples, clipped to
-    [0, 1]. With equal sample counts this is the standard error of the per-case means. A single
-    case gives no spread between cases, hence (0, 1). Cases without samples are left out.
+    Cases are the independent units: repeated samples of one case are not, and the gate counts
+    each case once, by its reduced verdict. ``samples``: the judge samples the verdicts were
+    reduced from (default: one each), for the label only. Low evidence: under 20 cases.
     """
-    _check_probability("confidence", confidence)
-    cases = [list(samples) for samples in samples_per_case if len(samples) > 0]
-    n_cases = len(cases)
-    n_samples = sum(len(samples) for samples in cases)
-    low_evidence = n_samples < LOW_EVIDENCE_VERDICTS
-    passes = sum(sum(1 for sample in samples if sample) for samples in cases)
-    rate = passes / n_samples if n_samples else 0.0
-    if all(len(samples) == 1 for samples in cases):
-        low, high = wilson_interval(passes, n_samples, confidence)
-        return RateInterval(rate, low, high, n_cases, n_samples, "wilson", low_evidence)
-    if n_cases < 2:
-        return RateInterval(rate, 0.0, 1.0, n_cases, n_samples, "cluster", low_evidence)
-    squared = sum((sum(1 for sample in samples if sample) - len(samples) * rate) ** 2 for samples in cases)
-    variance = n_cases / (n_cases - 1) * squared / n_samples**2
-    half_width = _z(1.0 - (1.0 - confidence) / 2.0) * math.sqrt(variance)
-    return RateInterval(
-        rate,
-        _clip(rate - half_width, 0.0, 1.0),
-        _clip(rate + half_width, 0.0, 1.0),
-        n_cases,
-        n_samples,
-        "cluster",
-        low_evidence,
-    )
+    low, high = wilson_interval(passed, verdicts, confidence)
+    rate = passed / verdicts if verdicts else 0.0
+    n_samples = verdicts if samples is None else samples
+    return RateInterval(rate, low, high, verdicts, n_samples, "wilson", verdicts < LOW_EVIDENCE_VERDICTS)
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,7 @@ judge requests; ``benchmarks/…/A-NEG1.yaml::A-NEG1::<case-id>`` judges one cas
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -24,7 +25,9 @@ from . import snapshots
 from .stash import RunHost, run_host
 
 if TYPE_CHECKING:
+    from ..judging.task_step import Produced
     from ..judging.verdict import Outcome
+    from ..tasks.build import BuiltTask
 
 PROMPT_ITEM = spec.PROMPT_ITEM
 
@@ -42,13 +45,16 @@ class BenchmarkFile(pytest.File):
             )
             state.claim_code(benchmark)
             sections = sections_for(benchmark, self.config.rootpath)
+            task = benchmark_task(benchmark, self.config.rootpath, state.settings)
         except SpecError as error:
             self.keep_snapshots()
             raise self.CollectError(error.render()) from None
         except Exception:
             self.keep_snapshots()
             raise
-        yield BenchmarkNode.from_parent(self, name=benchmark.code, benchmark=benchmark, sections=sections)
+        yield BenchmarkNode.from_parent(
+            self, name=benchmark.code, benchmark=benchmark, sections=sections, task=task
+        )
 
     def keep_snapshots(self) -> None:
         """This file did not load: syrupy must not call its stored snapshot unused."""
@@ -58,10 +64,13 @@ class BenchmarkFile(pytest.File):
 
 
 class BenchmarkNode(pytest.Collector):
-    def __init__(self, *, benchmark: spec.Benchmark, sections: PromptSections, **kwargs: Any) -> None:
+    def __init__(
+        self, *, benchmark: spec.Benchmark, sections: PromptSections, task: BuiltTask | None, **kwargs: Any
+    ) -> None:
         super().__init__(**kwargs)
         self.benchmark = benchmark
         self.sections = sections
+        self.task = task
 
     def collect(self) -> Iterator[pytest.Item]:
         state = _state(self.config)
@@ -71,7 +80,7 @@ class BenchmarkNode(pytest.Collector):
             state.parent_rubrics[self.benchmark.code] = parent
         requests = {}
         for case in self.benchmark.cases:
-            requests[case.id] = compile_case(self.benchmark, self.sections, case, style)
+            requests[case.id] = compile_case(self.benchmark, self.sections, awaiting(case, self.task), style)
         items: list[pytest.Item] = [PromptItem.from_parent(self, name=PROMPT_ITEM, requests=requests)]
         for case in self.benchmark.cases:
             items.append(CaseItem.from_parent(self, name=case.id, case=case, request=requests[case.id]))
@@ -190,11 +199,25 @@ class CaseItem(pytest.Item):
         benchmark: spec.Benchmark = self.parent.benchmark  # type: ignore[union-attr]
         self.benchmark = benchmark
         self.outcome: Outcome | None = None
+        self.task: BuiltTask | None = getattr(self.parent, "task", None)
+        self.produced: Produced | None = None  # the output its task produced, once it has
+
+    def recompile(self, case: spec.Case) -> CompiledRequest:
+        """The judge request of ``case`` (this case with the output its task produced)."""
+        parent: BenchmarkNode = self.parent  # type: ignore[assignment]
+        style = _state(self.config).prompt_style(self.benchmark)
+        return compile_case(self.benchmark, parent.sections, case, style)
 
     def setup(self) -> None:
         if self.benchmark.spec.evaluator_type == "manual_sme":
             pytest.skip("manual_sme: reviewed by a subject-matter expert, not judged automatically")
-        self.outcome = _state(self.config).outcome(self)
+        state = _state(self.config)
+        self.outcome = state.outcome(self)
+        self.produced, request = state.produced(self.nodeid)
+        if self.produced is not None and request is not None:  # reports show the produced output
+            update = {"candidate_output": self.produced.output}
+            self.case = replace(self.case, spec=self.case.spec.model_copy(update=update))
+            self.request = request
         if self.outcome.failure is not None:
             raise JudgeErrored(self.outcome)
 
@@ -231,6 +254,39 @@ class CaseItem(pytest.Item):
 
 def _state(config: pytest.Config) -> RunHost:
     return run_host(config)
+
+
+def benchmark_task(benchmark: spec.Benchmark, rootdir: Path, settings: Any) -> BuiltTask | None:
+    """The benchmark's task (its own, else the run's ``--llmjudge-task``), built at collection so a
+    broken one is an error at its line; a benchmark whose cases lack outputs needs one."""
+    from ..tasks.build import TaskOptions, build_task
+
+    options = TaskOptions(settings.task, settings.task_model, settings.task_base_url, settings.allow_outside_root)
+    missing = [c.id for c in benchmark.cases if c.spec.candidate_output is None]
+    if benchmark.spec.task is None and settings.task is None and not missing:
+        return None  # every output is stored, and no task asked for: nothing heavy to import
+    from ..judging.models import judge_label
+
+    built = build_task(benchmark, rootdir, options, judge_label)
+    if built is None and missing:
+        more = f" and {len(missing) - 1} more" if len(missing) > 1 else ""
+        raise SpecError(
+            benchmark.location,
+            "task",
+            f"{benchmark.code} has cases without candidate_output ({missing[0]}{more}) and no task to produce them",
+            "add 'task:' (a Python callable or a model with a prompt file), pass --llmjudge-task, "
+            "or give each case a candidate_output",
+        )
+    return built
+
+
+def awaiting(case: spec.Case, task: BuiltTask | None) -> spec.Case:
+    """``case`` as compiled at collection: a case whose output its task will produce shows where
+    the output goes (the snapshot keeps the judge prompt, not an output that does not exist yet)."""
+    if task is None or case.spec.candidate_output is not None:
+        return case
+    placeholder = f"<produced by task {task.task.label}>"
+    return replace(case, spec=case.spec.model_copy(update={"candidate_output": placeholder}))
 
 
 CALIBRATION_PREFIX = "calibration::"

@@ -72,9 +72,22 @@ def case_record(item: pytest.Item, report: pytest.TestReport) -> CaseRecord | No
         requests=usage.requests if usage else 0,
         input_tokens=usage.input_tokens if usage else 0,
         output_tokens=usage.output_tokens if usage else 0,
+        produced=produced_field(item),
         **repeated,
         **calibration_fields(item, verdict),
     )
+
+
+def produced_field(item: CaseItem) -> dict[str, Any] | None:
+    """The output the case was judged on and where it came from (results ``produced``)."""
+    produced = item.produced
+    if produced is not None:
+        return {**produced.to_dict(), "output": produced.output}
+    output = item.case.spec.candidate_output
+    if output is None:
+        return None  # its task gave no output
+    empty = {"task": None, "fingerprint": None, "latency": None, "input_tokens": 0, "output_tokens": 0}
+    return {"source": "case file", "output": output, **empty}
 
 
 def repeat_fields(item: CaseItem, outcome: Outcome | None) -> dict[str, Any]:

@@ -37,6 +37,8 @@ class RunState(Protocol):
     def rubric_results(self) -> list[RubricGate]: ...
     @property
     def calibrations(self) -> list[Any]: ...
+    @property
+    def exit_reasons(self) -> tuple[str, ...]: ...
 
 
 STARTED = pytest.StashKey[datetime]()
@@ -48,6 +50,7 @@ class RunResults:
     intervals: dict[str, RateInterval] = field(default_factory=dict)
     comparisons: list[Comparison] | None = None
     baseline: dict[str, Any] | None = None
+    baseline_error: str | None = None  # why the baseline could not be read (fail-on regression)
     path: Path | None = None
     html: Path | None = None
     errors: list[str] = field(default_factory=list)
@@ -62,38 +65,29 @@ def _results(config: pytest.Config) -> RunResults:
 def release_gates(state: RunState, benchmark_gates: list[BenchmarkGate]) -> list[BenchmarkGate]:
     """The run's benchmark gates with their intervals and gate rule; with a baseline, compared
     case by case, a significant regression failing its gate under ``--llmjudge-fail-on regression``."""
-    from ..gating.statistics import pass_rate_interval
+    from ..gating.gates import applied_rule
+    from ..suite.vocabulary import JUDGED_TYPES
 
     settings = state.settings
     results = _results(state.config)
-    gates = []
-    verdicts: dict[str, list[CaseRecord]] = {}  # grouped once: a scan per benchmark grew quadratically
+    judges: dict[str, dict[str, Any]] = {}  # each benchmark's judge settings, from its first record
     for record in state.records:
-        if record.result in ("pass", "fail"):
-            verdicts.setdefault(record.benchmark, []).append(record)
+        if record.judge:
+            judges.setdefault(record.benchmark, record.judge)
+    gates = []
     for gate in benchmark_gates:
-        records = verdicts.get(gate.code, [])
-        samples = [
-            [bool(s["pass"]) for s in r.samples if s["pass"] is not None] or [r.result == "pass"]
-            for r in records
-        ]
-        rule = next((str(r.judge["gate"]) for r in records if r.judge), settings.gate)
-        if samples:
-            interval = results.intervals[gate.code] = pass_rate_interval(samples)
-            gate = replace(gate, gate_rule=rule, ci_low=interval.low, ci_high=interval.high)
-        else:
-            gate = replace(gate, gate_rule=rule)
-        gates.append(gate)
+        judge = judges.get(gate.code, {})
+        judged = judge.get("evaluator_type", "llm_judge") in JUDGED_TYPES
+        if gate.interval is not None:  # the gate's own: over the case verdicts it gates
+            results.intervals[gate.code] = gate.interval
+        gates.append(replace(gate, gate_rule=applied_rule(str(judge.get("gate") or settings.gate), judged)))
     if settings.baseline is None:
         return gates
+    if results.baseline is None:  # unreadable under --llmjudge-fail-on regression (read_baseline)
+        unchecked = f"regression not checked: {results.baseline_error or '--llmjudge-baseline: not read'}"
+        results.errors.append(f"{unchecked}: every gate fails under --llmjudge-fail-on regression")
+        return [replace(g, regression=unchecked) for g in gates]
     from ..gating.statistics import compare_benchmarks
-    from ..reporting.results_file import ResultsFileError, load_results
-
-    try:
-        results.baseline = load_results(state.config.rootpath / settings.baseline)
-    except ResultsFileError as error:
-        results.errors.append(f"--llmjudge-baseline: {error}")
-        return gates
     from ..reporting.run_summary import paired_cases
 
     case_verdicts = _verdicts(state)
@@ -108,11 +102,29 @@ def release_gates(state: RunState, benchmark_gates: list[BenchmarkGate]) -> list
     ]
 
 
+def read_baseline(config: pytest.Config, settings: RunSettings) -> None:
+    """Read ``--llmjudge-baseline`` before anything is judged. A file that cannot be read is a
+    usage error naming it; under ``--llmjudge-fail-on regression`` the run goes on and every gate
+    fails, so a missing or broken baseline cannot switch the regression gate off."""
+    if settings.baseline is None:
+        return
+    from ..reporting.results_file import ResultsFileError, load_results
+
+    results = _results(config)
+    try:
+        results.baseline = load_results(config.rootpath / settings.baseline)
+    except ResultsFileError as error:
+        if settings.fail_on != "regression":
+            raise pytest.UsageError(f"--llmjudge-baseline: {error}") from None
+        results.baseline_error = f"--llmjudge-baseline: {error}"
+
+
 def _verdicts(state: RunState) -> dict[str, dict[str, bool]]:
-    """Each benchmark's case verdicts (pass or fail), grouped in one pass over the records."""
+    """Each benchmark's release-case verdicts (pass or fail), grouped in one pass over the records.
+    A calibration case's result is agreement with its label, and its id may be a release case's."""
     grouped: dict[str, dict[str, bool]] = {}
     for r in state.records:
-        if r.result in ("pass", "fail"):
+        if r.result in ("pass", "fail") and not r.calibration:
             grouped.setdefault(r.benchmark, {})[r.case] = r.result == "pass"
     return grouped
 
@@ -127,8 +139,10 @@ def regression_detail(comparison: Comparison) -> str:
 def write_run_results(state: RunState, session: pytest.Session) -> None:
     """Write the results file (and the HTML report if asked) on the controller, at session end."""
     from .. import __version__
+    from ..judging.redact import redact_command
     from ..reporting.results_file import default_results_path
     from ..reporting.results_writer import RunInfo, build_results, suite_digest, write_results
+    from .outputs import output_guard, output_path
 
     config, settings = state.config, state.settings
     results = _results(config)
@@ -137,12 +151,11 @@ def write_run_results(state: RunState, session: pytest.Session) -> None:
         finished=datetime.now(UTC),
         plugin_version=__version__,
         pydantic_ai_version=_version("pydantic-ai-slim") or _version("pydantic-ai") or "",
-        command=["pytest", *config.invocation_params.args],
+        command=redact_command(["pytest", *config.invocation_params.args]),  # no credentials
         commit=git_commit(config.rootpath),
         rootdir=str(config.rootpath),
         exit_status=int(session.exitstatus),
-        exit_reasons=[f"gate failed: {g.code}" for g in state.benchmark_results if g.status == "fail"]
-        + [f"rubric failed: {r.code}" for r in state.rubric_results if r.status == "fail"],
+        exit_reasons=list(state.exit_reasons),  # decided once, by gating.exit_status.decide_exit
         settings={
             "repeats": settings.repeats,
             "gate": settings.gate,
@@ -164,20 +177,20 @@ def write_run_results(state: RunState, session: pytest.Session) -> None:
         {c.benchmark: c.to_dict() for c in state.calibrations},
     )
     if settings.results:
-        path = config.rootpath / settings.results
+        path = output_path(config, "results", settings.results)
     else:
         path = default_results_path(config.rootpath, info.started, suite_digest(state.records))
     try:
-        write_results(data, path, overwrite=bool(settings.results))
+        write_results(data, path, bool(settings.results), output_guard(config, settings, path))
         results.path = path
     except OSError as error:
         results.errors.append(f"--llmjudge-results: cannot write {path}: {error}")
     if settings.html:
         from ..reporting.html import write_report
 
-        html = config.rootpath / settings.html
+        html = output_path(config, "html", settings.html)
         try:
-            write_report(data, html, baseline=results.baseline)
+            write_report(data, html, results.baseline, output_guard(config, settings, html))
             results.html = html
         except OSError as error:
             results.errors.append(f"--llmjudge-html: cannot write {html}: {error}")
@@ -202,10 +215,10 @@ def _rubric_members(config: pytest.Config) -> dict[str, list[str]]:
 def _flips(baseline: dict[str, Any], state: RunState) -> list[dict[str, str]]:
     from ..reporting.results_file import case_results
 
-    before = case_results(baseline)
+    before = case_results(baseline)  # release cases only
     flips = []
     for r in state.records:
-        old = before.get((r.benchmark, r.case))
+        old = None if r.calibration else before.get((r.benchmark, r.case))
         if old in ("pass", "fail") and r.result in ("pass", "fail") and old != r.result:
             flips.append({"benchmark": r.benchmark, "case": r.case, "baseline": old, "candidate": r.result})
     return flips

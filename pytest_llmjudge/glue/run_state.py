@@ -130,6 +130,13 @@ class RunState:
         except JudgeSetupError as exc:
             raise pytest.UsageError(str(exc)) from None
 
+    def produced(self, nodeid: str) -> tuple[Any, Any]:
+        """The output a task produced for ``nodeid`` and its judge request, or (None, None)."""
+        if self._service is None:
+            return None, None
+        tasks = self._service.tasks
+        return tasks.produced.get(nodeid), tasks.requests.get(nodeid)
+
     def close(self) -> None:
         gcfreeze.closed(self, self.frozen)
         self.frozen = False
@@ -217,8 +224,8 @@ class RunState:
             return
         from ..gating.calibration_run import CALIBRATION_FOLDER, apply_calibration, calibrate, gated_records
         from ..gating.gates import benchmark_gates, rubric_gates
-        from ..reporting.review import write_review_file
         from .junit_gates import add_gates
+        from .outputs import write_review
         from .run_results import release_gates
 
         self.calibrations = calibrate(self.records, self.config.rootpath / CALIBRATION_FOLDER)
@@ -230,7 +237,7 @@ class RunState:
             self.config, set(self.codes), self.parent_rubrics
         )
         self.rubric_results = rubric_gates(rubrics, self.benchmark_results)
-        write_review_file(self.config.rootpath / self.settings.review_file, self.records)
+        write_review(self)  # a review file that cannot be written is a red line, not a traceback
         add_gates(self.config, self.benchmark_results, self.rubric_results)
 
     @pytest.hookimpl(trylast=True, specname="pytest_sessionfinish")

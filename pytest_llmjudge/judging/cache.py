@@ -8,7 +8,9 @@ names no judge finds a request's verdict whichever judge gave it (``get_unnamed`
 Writes are transactions in WAL mode, so several processes (pytest-xdist workers) share a file
 safely and a process killed mid-run leaves every committed verdict readable and nothing
 half-written. A run writes its verdicts in small batches (``batch``): killed, it loses at most
-the verdicts of its last half second. Knows nothing of pytest.
+the verdicts of its last half second. Opened ``read_only`` (replay, ``llmjudge cache stats``) a
+cache is never written, so a read-only file or folder (a mounted CI artifact) serves.
+Knows nothing of pytest.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from typing import Any
 from ..suite.hashing import digest
 from .cache_schema import CACHE_FORMAT as CACHE_FORMAT
 from .cache_schema import CacheError as CacheError
-from .cache_schema import prepare
+from .cache_schema import connect_read_only, has_request_keys, prepare
 from .verdict import Usage, Verdict
 
 SECONDS_PER_DAY = 86_400.0
@@ -75,20 +77,25 @@ class VerdictCache:
         path: Path,
         *,
         create: bool = True,
+        read_only: bool = False,
         busy_timeout: float = 30.0,
         batch: int = 1,
         batch_seconds: float = 0.5,
     ) -> None:
         """``batch`` > 1 writes verdicts in transactions of up to that many, each at most
         ``batch_seconds`` after its first verdict arrived (and the rest on ``close``):
-        a commit costs five times an insert, and a run's verdicts arrive in bursts."""
+        a commit costs five times an insert, and a run's verdicts arrive in bursts.
+
+        ``read_only`` opens an existing file without ever writing to it or its folder: ``put``
+        stores nothing and ``close`` does not record which entries were used."""
         self.path = path
+        self.read_only = read_only
         self._batch = batch
         self._batch_seconds = batch_seconds
         self._pending: list[tuple[Any, ...]] = []
         self._pending_since = 0.0
         self._timer: threading.Timer | None = None
-        if create:
+        if create and not read_only:
             path.parent.mkdir(parents=True, exist_ok=True)
         elif not path.is_file():
             raise CacheError(f"{path}: no verdict cache here")
@@ -97,10 +104,14 @@ class VerdictCache:
         self._closed = False
         self.write_errors: list[str] = []
         try:
-            self._db = sqlite3.connect(
-                path, timeout=busy_timeout, isolation_level=None, check_same_thread=False
-            )
-            prepare(self._db, path, time.monotonic() + busy_timeout)
+            if read_only:
+                self._db = connect_read_only(path, busy_timeout)
+            else:
+                self._db = sqlite3.connect(
+                    path, timeout=busy_timeout, isolation_level=None, check_same_thread=False
+                )
+                prepare(self._db, path, time.monotonic() + busy_timeout)
+            self._request_keys = has_request_keys(self._db)  # not in a file older than them, read-only
         except sqlite3.DatabaseError as exc:
             raise self._unusable(exc) from None
 
@@ -138,7 +149,7 @@ class VerdictCache:
         name), one per judge that answered, in judge order; hits are remembered as used."""
         rows: list[tuple[str, str, str, str]] = []
         with self._lock:
-            for start in range(0, len(request_keys), _KEYS_PER_QUERY):
+            for start in range(0, len(request_keys) if self._request_keys else 0, _KEYS_PER_QUERY):
                 chunk = request_keys[start : start + _KEYS_PER_QUERY]
                 marks = ",".join("?" * len(chunk))
                 query = (
@@ -176,8 +187,10 @@ class VerdictCache:
 
         A write that fails (disk full, a lock held past the busy timeout) costs a future cache
         hit, never the verdict: it is recorded in ``write_errors``, and ``False`` is returned
-        when the write was not deferred to a batch.
+        when the write was not deferred to a batch. A read-only cache stores nothing.
         """
+        if self.read_only:
+            return False
         now = time.time()
         row = (
             key,
@@ -277,7 +290,7 @@ class VerdictCache:
         """Write pending verdicts, record which entries this run used, close the connection."""
         with self._lock:
             self._write_pending()
-            if self._touched:
+            if self._touched and not self.read_only:
                 now = time.time()
                 try:
                     self._db.execute("BEGIN IMMEDIATE")

@@ -64,6 +64,7 @@ class Judges:
     # local judges not started yet: id of the placeholder model -> (placeholder, spec, started config)
     _deferred_local: dict[int, tuple[Any, str, JudgeConfig | None]] = field(default_factory=dict)
     _broker: ServerBroker | None = None  # an xdist controller's: starts the server workers ask for
+    _task_models: dict[tuple[str, str | None], Any] = field(default_factory=dict)
 
     def config(self, benchmark: Benchmark) -> JudgeConfig:
         """The judge for ``benchmark``; raises LookupError when no model is configured anywhere
@@ -90,7 +91,12 @@ class Judges:
                     self._deferred_local[id(model)] = (model, value, None)
                 else:
                     send_key = may_send_key(benchmark, self.settings.base_url, self._keyless)
-                    model = build_model(value, choice.base_url, send_key=send_key)
+                    model = build_model(
+                        value,
+                        choice.base_url,
+                        send_key=send_key,
+                        max_response_bytes=self.settings.max_response_bytes,
+                    )
             else:
                 model = build_model(value)
                 label = model_label(model)
@@ -106,7 +112,9 @@ class Judges:
             server = self._local_server(spec)
         except LocalServerError as exc:
             raise JudgeSetupError(str(exc)) from None
-        model = openai_compatible_model(server.url, server.model_name)
+        model = openai_compatible_model(
+            server.url, server.model_name, max_response_bytes=self.settings.max_response_bytes
+        )
         if server.slots is not None:  # more would wait in its queue, their timeouts running
             self.endpoint_slots[endpoint(model)] = server.slots
         return model
@@ -123,11 +131,14 @@ class Judges:
             self._local_servers[spec] = start(
                 spec, log_path=log, parallel=local_slots(available_cores(), self.settings.concurrency)
             )
+        from .redact import clean_url
+
         server = self._local_servers[spec]
+        url = clean_url(server.url)
         self.local_lines[server.model_name] = (
-            f"local judge {server.model_name} served at {server.url} for this session (stopped)"
+            f"local judge {server.model_name} served at {url} for this session (stopped)"
             if server.owned
-            else f"local judge {server.model_name} at {server.url} (a server this run did not start)"
+            else f"local judge {server.model_name} at {url} (a server this run did not start)"
         )
         return server
 
@@ -152,6 +163,22 @@ class Judges:
                 if known is config:
                     self._configs[choice] = started
         return started
+
+    def task_model(self, value: str, base_url: str | None) -> Any:
+        """The pydantic-ai model of a model task: ``local`` shares the judge's server (one bundled
+        server serves both); the API key goes only to the run's own base URLs or this machine."""
+        from .models import build_model, key_allowed
+
+        key = (value, base_url)
+        if key not in self._task_models:
+            if value.split(":", 1)[0] == "local":
+                model = self.local_model(value)
+            else:
+                allowed = (self.settings.base_url or "", self.settings.task_base_url or "")
+                send_key = base_url is None or key_allowed(base_url, allowed)
+                model = build_model(value, base_url, send_key=send_key)
+            self._task_models[key] = model
+        return self._task_models[key]
 
     def stop(self) -> None:
         """Stop the local judge servers this run started."""
@@ -180,6 +207,7 @@ def may_send_key(benchmark: Benchmark, run_base_url: str | None, warned: set[str
     import warnings
 
     from .models import key_allowed
+    from .redact import clean_url
 
     own = benchmark.spec.judge
     url = own.base_url if own and own.base_url else None
@@ -188,7 +216,7 @@ def may_send_key(benchmark: Benchmark, run_base_url: str | None, warned: set[str
     if url not in warned:
         warned.add(url)
         warnings.warn(
-            f"{benchmark.location}: judge.base_url: {url} is neither the run's base URL "
+            f"{benchmark.location}: judge.base_url: {clean_url(url)} is neither the run's base URL "
             "(--llmjudge-base-url) nor this machine; the API key is not sent there",
             UserWarning,
             stacklevel=1,

@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import os
 import urllib.parse
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,8 @@ from pydantic_ai.settings import ModelSettings
 
 from ..local.model_file import PACKAGED_MODEL_NAME, LocalServerError
 from ..local.server import is_local_spec, normalize_base_url, parse_local_spec
+from .redact import clean_url, redact
+from .response_cap import DEFAULT_MAX_RESPONSE_BYTES
 from .verdict import JudgeFailure
 
 
@@ -36,26 +39,29 @@ def judge_label(value: str, base_url: str | None = None) -> str:
     ``local:<file stem>#<digest of the file>``, so a different file of the same name is another judge;
     ``local:http://host:port[#MODEL]`` → ``local:http://host:port/v1[#MODEL]`` (the server);
     a name served through ``--llmjudge-base-url`` → ``openai:NAME@URL``; else the string itself.
+    A URL in a label has no user or password and no secret query values (``clean_url``): the
+    label reaches the terminal, JUnit, the results file, the report and the cache file.
     """
     if is_local_spec(value):
         try:
             spec = parse_local_spec(value)
         except LocalServerError as exc:
-            raise ModelConfigError(str(exc)) from None
+            raise ModelConfigError(redact(str(exc))) from None
         if spec.source == "packaged":
             return f"local:{PACKAGED_MODEL_NAME}"
         if spec.source == "gguf" and spec.path is not None:
             return f"local:{spec.path.stem}#{model_file_digest(spec.path)}"
-        return f"local:{spec.url}" + (f"#{spec.model}" if spec.model else "")
+        return f"local:{clean_url(spec.url or '')}" + (f"#{spec.model}" if spec.model else "")
     if base_url:
         name = value.split(":", 1)[1] if value.startswith("openai:") else value
         try:
             normalize_base_url(base_url)  # a usable http(s)://host:port URL, or an error
         except LocalServerError:
-            raise ModelConfigError(f"base URL {base_url!r} is not an http(s)://host:port URL") from None
+            shown = clean_url(base_url.strip())
+            raise ModelConfigError(f"base URL {shown!r} is not an http(s)://host:port URL") from None
         # the URL the requests go to, as given (some servers serve the API below another path)
-        return f"openai:{name}@{base_url.strip().rstrip('/')}"
-    return value
+        return f"openai:{name}@{clean_url(base_url.strip().rstrip('/'))}"
+    return redact(value)
 
 
 _DIGEST_CHUNK = 1 << 20
@@ -94,24 +100,48 @@ def key_allowed(base_url: str, allowed: tuple[str, ...]) -> bool:
 
 
 def build_model(
-    value: str | models.Model, base_url: str | None = None, *, send_key: bool = True
+    value: str | models.Model,
+    base_url: str | None = None,
+    *,
+    send_key: bool = True,
+    max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
 ) -> models.Model:
     """A pydantic-ai model from a model string (``openai:…``, ``anthropic:…``, …) or object.
 
     With ``base_url`` the model name is served by an OpenAI-compatible server (vLLM, Ollama,
     llama.cpp): ``openai:NAME`` or plain ``NAME`` both work; the API key goes there only with
-    ``send_key`` (a placeholder otherwise).
+    ``send_key`` (a placeholder otherwise). Responses of more than ``max_response_bytes`` end
+    the call, for every provider whose client takes an HTTP client (the OpenAI-compatible ones).
     """
     if isinstance(value, models.Model):
         return value
     if base_url:
         name = value.split(":", 1)[1] if value.startswith("openai:") else value
         key = os.environ.get("LLMJUDGE_API_KEY") or os.environ.get("OPENAI_API_KEY")
-        return openai_compatible_model(base_url, name, api_key=key if send_key else None)
+        return openai_compatible_model(
+            base_url, name, api_key=key if send_key else None, max_response_bytes=max_response_bytes
+        )
     try:
-        return models.infer_model(value)
+        return models.infer_model(value, provider_factory=partial(_capped_provider, limit=max_response_bytes))
     except Exception as exc:  # pydantic-ai raises UserError and provider-specific errors here
-        raise ModelConfigError(f"cannot use judge model {value!r}: {exc}") from None
+        raise ModelConfigError(redact(f"cannot use judge model {value!r}: {exc}")) from None
+
+
+def _capped_provider(name: str, limit: int) -> Any:
+    """pydantic-ai's provider for ``name``, given an HTTP client with the response cap when it
+    takes one."""
+    import inspect
+
+    from pydantic_ai.providers import infer_provider, infer_provider_class
+
+    if name.startswith("gateway/"):
+        return infer_provider(name)
+    provider = infer_provider_class(name)
+    if "http_client" in inspect.signature(provider.__init__).parameters:
+        from .response_cap import capped_client
+
+        return provider(http_client=capped_client(limit))  # type: ignore[call-arg]
+    return provider()
 
 
 def replay_only_model(label: str) -> models.Model:
@@ -144,6 +174,7 @@ def openai_compatible_model(
     max_string_length: int | None = 600,
     api_key: str | None = None,
     settings: ModelSettings | None = None,
+    max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
 ) -> models.Model:
     """A pydantic-ai OpenAI chat model for an OpenAI-compatible server at ``base_url``.
 
@@ -153,7 +184,8 @@ def openai_compatible_model(
     ``max_string_length`` becomes the ``maxLength`` of every unbounded string in the schema, so a
     model caught repeating itself inside ``reason`` is made to close it instead of running into
     the token limit. A placeholder key is sent unless ``api_key`` is given, so no
-    ``OPENAI_API_KEY`` leaks to a local server.
+    ``OPENAI_API_KEY`` leaks to a local server. A response of more than ``max_response_bytes``
+    (decoded) ends the call as a ``response-too-large`` error.
     """
     from pydantic_ai.models.openai import OpenAIChatModel
     from pydantic_ai.profiles import InlineDefsJsonSchemaTransformer, JsonSchemaTransformer
@@ -180,7 +212,14 @@ def openai_compatible_model(
     )
     from openai import AsyncOpenAI
 
+    from .response_cap import capped_client
+
     # one request per attempt: the run's retries are the only retry layer
-    client = AsyncOpenAI(base_url=base_url, api_key=api_key or "no-key-needed", max_retries=0)
+    client = AsyncOpenAI(
+        base_url=base_url,
+        api_key=api_key or "no-key-needed",
+        max_retries=0,
+        http_client=capped_client(max_response_bytes),
+    )
     provider = OpenAIProvider(openai_client=client)
     return OpenAIChatModel(model_name, provider=provider, profile=profile, settings=settings)

@@ -22,6 +22,7 @@ from typing import Any
 from ..compile.request import CompiledRequest
 from .cache import CachedVerdict, VerdictCache, cache_key
 from .judges import UNNAMED_JUDGE
+from .redact import redact
 from .scheduler import Progress, Slots
 from .verdict import JudgeFailure, Outcome, Usage, Verdict
 
@@ -102,6 +103,8 @@ async def judge_with_retries(
         except JudgeFailure as exc:
             failure = exc
         else:
+            # a judge that repeats the key (or a credential it was shown) must not put it in every output
+            verdict = replace(verdict, reason=redact(verdict.reason))
             return Outcome(verdict, None, model_name, False, attempt, usage, retried=tuple(retried))
         failure = _usable_retry_after(failure, policy)
         if not failure.transient or attempt == policy.attempts:

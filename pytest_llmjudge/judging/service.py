@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from ..suite.settings import RunSettings
 from .judges import Judges, JudgeSetupError, endpoint
+from .task_pipeline import TaskPipeline
 from .verdict import JudgeFailure, Outcome
 
 if TYPE_CHECKING:
@@ -23,7 +24,7 @@ if TYPE_CHECKING:
     from ..suite.files import Benchmark, Case
     from .cache import VerdictCache
     from .llmjudge import JudgeConfig
-    from .scheduler import Job, Scheduler, Waiting
+    from .scheduler import Job, Scheduler, Slots, Waiting
 
 CACHE_BATCH, CACHE_BATCH_SECONDS = 64, 0.5  # verdicts per cache transaction, at most this late
 NO_MODEL_MESSAGE = (
@@ -67,9 +68,16 @@ class JudgingService:
     _repeats: dict[str, int] = field(default_factory=dict)
     _cache: VerdictCache | None = None
     judges: Judges = field(init=False)
+    tasks: TaskPipeline = field(init=False)
 
     def __post_init__(self) -> None:
         self.judges = Judges(self.settings, self.root, self.default_model)
+        self.tasks = TaskPipeline(self)
+
+    def task_cases(self, cases: Sequence[CaseToJudge]) -> list[CaseToJudge]:
+        """The cases not settled yet, each with its output: a stored one, or one the output cache
+        holds; cases whose task must run go to the scheduler with their judge calls."""
+        return [c for c in self.tasks.ready(c for c in cases if not self.has(c.nodeid)) if c is not None]
 
     # -- scheduling -------------------------------------------------------------------------
 
@@ -94,9 +102,7 @@ class JudgingService:
         from .models import ModelConfigError
 
         needs_judge = []
-        for case in cases:
-            if self.has(case.nodeid):
-                continue
+        for case in self.task_cases(cases):
             kind = case.benchmark.spec.evaluator_type
             if kind == "manual_sme":
                 continue
@@ -177,6 +183,50 @@ class JudgingService:
         if self.scheduler is not None:  # the status line counts the cases the cache settled
             self.scheduler.progress.cache_hits = self.cache_hits
 
+    def judge_config(self, case: CaseToJudge) -> JudgeConfig:
+        """The judge of ``case``'s benchmark, or ``JudgeSetupError`` saying why there is none."""
+        from .models import ModelConfigError
+
+        try:
+            return self.judges.config(case.benchmark)
+        except LookupError:
+            raise JudgeSetupError(NO_MODEL_MESSAGE.format(count=1)) from None
+        except ModelConfigError as exc:
+            own = case.benchmark.spec.judge
+            where = f"{case.benchmark.judge_model_location}: judge.model: " if own and own.model else ""
+            raise JudgeSetupError(f"{where}judge model: {exc}") from None
+
+    async def judge_now(
+        self, case: CaseToJudge, config: JudgeConfig | None, sample: int, slots: Slots
+    ) -> Outcome:
+        """Judge one sample of a case whose output a task just produced: its checks, the verdict
+        cache, then the judge (on the scheduler's loop, holding a slot only while calling)."""
+        from .llmjudge import judge_once
+        from .retries import CaseJob, RetryPolicy, judge_uncached, settle_from_cache
+
+        kind = case.benchmark.spec.evaluator_type
+        if kind in {"code", "hybrid"}:
+            checked = run_checks(case)
+            if kind == "code" or not checked.verdict or not checked.verdict.passed:
+                return checked
+        assert config is not None
+        job = CaseJob(
+            case.benchmark.code,
+            case.case.id,
+            case.request,
+            partial(judge_once, config=config),
+            config.model_name,
+            config.settings,
+            sample,
+            endpoint=endpoint(config.model),
+        )
+        cache, mode = self.verdict_cache(), self.settings.cache
+        settled = settle_from_cache([job], cache, mode)[0]
+        if settled is not None:
+            return settled
+        policy = RetryPolicy(attempts=self.settings.attempts, timeout=config.settings.get("timeout", 60.0))
+        return await judge_uncached(job, slots, policy=policy, cache=cache, mode=mode)
+
     def verdict_cache(self) -> VerdictCache | None:
         """The run's verdict cache, opened on first use and closed with the run; None when off."""
         if self.settings.cache == "off":
@@ -188,7 +238,10 @@ class JudgingService:
             if self.settings.cache == "replay" and not path.exists():
                 return None  # replay never creates a cache: every case is a (cheap) miss
             try:
-                self._cache = VerdictCache(path, batch=CACHE_BATCH, batch_seconds=CACHE_BATCH_SECONDS)
+                read_only = self.settings.cache == "replay"  # replay never writes: a read-only cache serves
+                self._cache = VerdictCache(
+                    path, batch=CACHE_BATCH, batch_seconds=CACHE_BATCH_SECONDS, read_only=read_only
+                )
             except CacheError as exc:
                 raise JudgeSetupError(f"--llmjudge-cache-path: {exc}") from None
         return self._cache
@@ -246,6 +299,7 @@ class JudgingService:
             self._cache.close()
             self.cache_write_errors += self._cache.write_errors
             self._cache = None
+        self.cache_write_errors += self.tasks.close()
         self.judges.stop()
 
 

@@ -19,7 +19,9 @@ from jinja2 import meta
 from ..suite.errors import Location, SpecError
 from ..suite.files import Benchmark, load_benchmark, read_text
 from ..suite.prompt_file import Bullet, PromptSections, parse_prompt, split_lines
+from ..suite.task_spec import ModelTaskSpec
 from ..suite.yamlsrc import Sourced, load_yaml
+from ..tasks.prompt_template import parse_prompt_template
 
 _BULLET_START = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+")
 _COMMENT_ONLY = re.compile(r"^\s*<!--.*-->\s*$")
@@ -79,17 +81,19 @@ class BenchmarkDocument:
 
 @dataclass(frozen=True)
 class TemplateDocument:
-    """A prompt-template YAML file (``prompt.template`` + ``prompt.template_variables``)."""
+    """A prompt-template YAML file: ``prompt.template`` + ``prompt.template_variables``, or a
+    model task's ``messages:`` list (``for_task``: a file a benchmark's ``task:`` renders)."""
 
     path: Path
     display: str
     text: str
     source: Sourced
-    template: str
+    templates: tuple[str, ...]
     template_key: tuple[str, ...]
     variables: tuple[str, ...] | None
     variables_key: tuple[str, ...]
     used: tuple[str, ...]
+    for_task: bool = False  # its variables are the case's fields: declaring them is optional
 
     def usage(self, name: str) -> Location:
         """Where ``name`` is first used in the file, or where the template starts."""
@@ -115,17 +119,34 @@ def yaml_kind(data: Any) -> Kind | None:
     prompt = data.get("prompt")
     if (isinstance(prompt, dict) and "template" in prompt) or "template" in data:
         return Kind.TEMPLATE
+    if is_chat_template(data):
+        return Kind.TEMPLATE
     if "code" in data and "benchmarks" not in data:
         return Kind.BENCHMARK
     return None
 
 
+def is_chat_template(data: Any) -> bool:
+    """A ``messages:`` list of role/content templates (a model task's conversation)? Other YAML
+    may have a ``messages`` key (translations, say): one entry must look like a message."""
+    messages = data.get("messages") if isinstance(data, dict) and "code" not in data else None
+    return isinstance(messages, list) and any(
+        isinstance(m, dict) and ("role" in m or "content" in m) for m in messages
+    )
+
+
 def load_yaml_document(
-    path: Path, display: str, root: Path, allow_outside: bool = False
+    path: Path, display: str, root: Path, allow_outside: bool = False, task_template: bool = False
 ) -> BenchmarkDocument | TemplateDocument | None:
-    """A benchmark or template document, or None when the YAML file is neither."""
+    """A benchmark or template document, or None when the YAML file is neither.
+
+    A ``task_template`` (named by a benchmark's ``task: {prompt_file: ...}``) and a ``messages:``
+    file are read as a model task reads them, so the linter reports what collection would refuse.
+    """
     text = read_text(path, display)
     source = load_yaml(text, display)
+    if task_template or is_chat_template(source.data):
+        return _task_template_document(path, display, text, source)
     kind = yaml_kind(source.data)
     if kind is Kind.BENCHMARK:
         benchmark = load_benchmark(path, display, root, allow_outside=allow_outside)
@@ -169,12 +190,35 @@ def _template_document(path: Path, display: str, text: str, source: Sourced) -> 
         display=display,
         text=text,
         source=source,
-        template=template,
+        templates=(template,),
         template_key=(*prefix, "template"),
         variables=tuple(declared) if declared is not None else None,
         variables_key=(*prefix, "template_variables"),
         used=tuple(sorted(used)),
     )
+
+
+def _task_template_document(path: Path, display: str, text: str, source: Sourced) -> TemplateDocument:
+    template = parse_prompt_template(source)
+    chat = isinstance(source.data, dict) and "messages" in source.data  # else the seed's format
+    return TemplateDocument(
+        path=path,
+        display=display,
+        text=text,
+        source=source,
+        templates=tuple(message.template for message in template.messages),
+        template_key=("messages",) if chat else ("prompt", "template"),
+        variables=template.declared,
+        variables_key=("template_variables",) if chat else ("prompt", "template_variables"),
+        used=template.used,
+        for_task=True,
+    )
+
+
+def task_prompt_file(benchmark: Benchmark, root: Path) -> Path | None:
+    """The prompt-template file a benchmark's model task renders, or None."""
+    task = benchmark.spec.task
+    return root / task.prompt_file if isinstance(task, ModelTaskSpec) else None
 
 
 def is_bullet_start(raw: str) -> bool:

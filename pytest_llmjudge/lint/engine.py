@@ -15,6 +15,7 @@ from functools import cached_property
 from pathlib import Path
 
 from ..suite.errors import SpecError
+from ..suite.files import read_yaml
 from ..suite.prompt_file import split_lines
 from ..suite.reading import read_regular_file
 from ..suite.yamlsrc import decode
@@ -22,9 +23,12 @@ from .diagnostics import Diagnostic, Fix
 from .documents import (
     BenchmarkDocument,
     Document,
+    Kind,
     PromptDocument,
     load_prompt,
     load_yaml_document,
+    task_prompt_file,
+    yaml_kind,
 )
 from .fixes import apply_fixes
 from .noqa import parse_suppressions
@@ -56,6 +60,7 @@ class Linter:
         self.settings = settings
         self.codes = selected(select if select is not None else settings.select, (*settings.ignore, *ignore))
         self.base = (base or Path.cwd()).resolve()
+        self._named_templates: set[Path] = set()  # task templates of the benchmarks discovered
 
     # -- files -----------------------------------------------------------------------------
 
@@ -86,10 +91,40 @@ class Linter:
         return path.resolve().is_relative_to(folder)
 
     def discover(self, paths: Iterable[Path], force_exclude: bool = False) -> list[Path]:
-        """Files to lint under ``paths``: ``*_prompt.md``, and YAML that is a benchmark or template.
+        """Files to lint under ``paths``: ``*_prompt.md``, and YAML that is a benchmark or template,
+        with the prompt-template file of each benchmark's model task wherever it lives.
 
         Exclusions prune folder walks; a path named explicitly is linted unless ``force_exclude``.
         """
+        found = self._walk(paths, force_exclude)
+        seen = {path.resolve() for path in found}
+        for path in list(found):
+            template = self._task_template_of(path)
+            if template is not None and template.resolve() not in seen and not self.excluded(template):
+                seen.add(template.resolve())
+                found.append(template)
+        return found
+
+    def _task_template_of(self, path: Path) -> Path | None:
+        """The ``task: {prompt_file: ...}`` a benchmark file names, when it is a file to lint."""
+        if path.suffix not in _YAML or self.is_rubric(path):
+            return None
+        try:
+            data = read_yaml(path, self.display(path)).data
+        except SpecError:
+            return None  # linting the file reports it
+        task = data.get("task") if yaml_kind(data) is Kind.BENCHMARK else None
+        prompt_file = task.get("prompt_file") if isinstance(task, dict) else None
+        if not isinstance(prompt_file, str):
+            return None
+        template = self.settings.root / prompt_file
+        inside = template.resolve().is_relative_to(self.settings.root.resolve())
+        if not template.is_file() or not (inside or self.settings.allow_outside_root):
+            return None  # the benchmark's own load reports it
+        self._named_templates.add(template.resolve())
+        return template
+
+    def _walk(self, paths: Iterable[Path], force_exclude: bool) -> list[Path]:
         found: dict[Path, None] = {}
         for path in paths:
             if force_exclude and self.excluded(path):
@@ -115,6 +150,11 @@ class Linter:
                         found[candidate] = None
         return list(found)
 
+    def is_task_template(self, path: Path) -> bool:
+        """Whether a benchmark's model task renders ``path`` (``task: {prompt_file: ...}``)."""
+        resolved = path.resolve()
+        return resolved in self._named_templates or resolved in self.task_templates
+
     # -- project ---------------------------------------------------------------------------
 
     @cached_property
@@ -122,12 +162,21 @@ class Linter:
         """Every benchmark under the configured benchmark folders that loads."""
         docs = []
         folders = [self.settings.root / b for b in self.settings.benchmarks]
-        for path in self.discover([f for f in folders if f.is_dir()]):
+        for path in self._walk([f for f in folders if f.is_dir()], force_exclude=False):
             if path.suffix in _YAML:
-                doc = self._try_load(path)
+                try:
+                    doc = self._load(path, task_template=False)
+                except SpecError:
+                    continue
                 if isinstance(doc, BenchmarkDocument):
                     docs.append(doc)
         return tuple(docs)
+
+    @cached_property
+    def task_templates(self) -> frozenset[Path]:
+        """The prompt-template files the project's model tasks render, resolved."""
+        named = (task_prompt_file(doc.benchmark, self.settings.root) for doc in self.project_benchmarks)
+        return frozenset(path.resolve() for path in named if path is not None)
 
     def _project(self, document: Document | None) -> Project:
         benchmarks = list(self.project_benchmarks)
@@ -139,19 +188,17 @@ class Linter:
 
     # -- linting ---------------------------------------------------------------------------
 
-    def _try_load(self, path: Path) -> Document | None:
-        try:
-            return self.load(path)
-        except SpecError:
-            return None
-
     def load(self, path: Path) -> Document | None:
         """The document at ``path``; None for YAML that is neither a benchmark nor a template."""
+        return self._load(path, task_template=path.suffix in _YAML and self.is_task_template(path))
+
+    def _load(self, path: Path, task_template: bool) -> Document | None:
         display = self.display(path)
         if path.suffix in _YAML:
             if self.is_rubric(path):
                 return None
-            return load_yaml_document(path, display, self.settings.root, self.settings.allow_outside_root)
+            root, allow = self.settings.root, self.settings.allow_outside_root
+            return load_yaml_document(path, display, root, allow, task_template=task_template)
         return load_prompt(path, display)
 
     def lint_file(self, path: Path) -> list[Diagnostic]:

@@ -47,7 +47,8 @@ def failure_text(
             if outcome.attempts
             else ""
         )
-        lines += [f"judge ERROR ({outcome.failure.kind}){tries}: {outcome.failure.message}", model]
+        phase = error_phase(outcome.failure.kind)
+        lines += [f"{phase} ERROR ({outcome.failure.kind}){tries}: {outcome.failure.message}", model]
         return "\n".join(lines)
     verdict = outcome.verdict
     assert verdict is not None
@@ -104,7 +105,8 @@ def failure_report(
 ) -> FailureReport:
     text = failure_text(benchmark, case, request, outcome, rubric_excerpt)
     if outcome.failure is not None:
-        message = f"judge ERROR ({outcome.failure.kind}): {outcome.failure.message}"
+        kind = outcome.failure.kind
+        message = f"{error_phase(kind)} ERROR ({kind}): {outcome.failure.message}"
     else:
         verdict = outcome.verdict
         assert verdict is not None
@@ -114,3 +116,8 @@ def failure_report(
         shorten(line) if line.startswith(("reason: ", "judge ERROR")) else line for line in text.splitlines()
     )
     return FailureReport(text, short_text, shorten(message))
+
+
+def error_phase(kind: str) -> str:
+    """Which step of a case failed: its ``task`` (producing the output) or its ``judge``."""
+    return "task" if kind.startswith("task-") else "judge"

@@ -21,7 +21,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from .results_file import disagrees, judge_models
+from ..suite.safe_write import Guard, write_text
+from .results_file import case_results, disagrees, judge_models
 
 STATUS_ORDER = ("fail", "error", "untrusted", "partial", "incomplete", "no verdicts", "not scored", "pass")
 # Bidirectional overrides and isolates could reorder the text around them (and NUL is invisible):
@@ -115,18 +116,17 @@ def sorted_benchmarks(benchmarks: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def compute_flips(baseline: dict[str, Any], results: dict[str, Any]) -> list[dict[str, str]]:
-    """Cases with a verdict in both runs that changed it, paired by benchmark code and case id."""
+    """Release cases with a verdict in both runs that changed it, paired by benchmark code and case
+    id (a calibration case's result is agreement with its human label, not a verdict)."""
     before = {
-        (b["code"], c["id"]): c["result"]
-        for b in baseline["benchmarks"]
-        for c in b["cases"]
-        if c["result"] in ("pass", "fail")
+        key: result for key, result in case_results(baseline).items() if result in ("pass", "fail")
     }
     return [
         {"benchmark": b["code"], "case": c["id"], "baseline": was, "candidate": c["result"]}
         for b in results["benchmarks"]
         for c in b["cases"]
         if c["result"] in ("pass", "fail")
+        and not c["calibration"]
         and (was := before.get((b["code"], c["id"]))) not in (None, c["result"])
     ]
 
@@ -286,9 +286,14 @@ def render_report(results: dict[str, Any], baseline: dict[str, Any] | None = Non
     )
 
 
-def write_report(results: dict[str, Any], path: Path | str, baseline: dict[str, Any] | None = None) -> Path:
-    """Write the report page to ``path`` (folders created as needed) and return the path."""
+def write_report(
+    results: dict[str, Any],
+    path: Path | str,
+    baseline: dict[str, Any] | None = None,
+    guard: Guard | None = None,
+) -> Path:
+    """Write the report page to ``path`` whole or not at all (folders created as needed), never
+    over a file the ``guard`` refuses, and return the path. Failures are ``OSError``."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(render_report(results, baseline), encoding="utf-8")
+    write_text(path, render_report(results, baseline), guard=guard)
     return path

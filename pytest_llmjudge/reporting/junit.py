@@ -4,10 +4,22 @@ from __future__ import annotations
 
 from ..gating.records import CaseRecord
 
+# A reason kept in the XML: a judge that answers at length (up to --llmjudge-max-response-bytes)
+# would make every CI system that parses the file slow; the whole reason is in the results file.
+REASON_LIMIT = 4000
+
+
+def junit_reason(reason: str, limit: int = REASON_LIMIT) -> str:
+    """``reason`` cut to at most ``limit`` characters, saying how much was left out."""
+    if len(reason) <= limit:
+        return reason
+    keep = max(limit - 40, 0)  # room for the note
+    return reason[:keep] + f" … [{len(reason) - keep:,} more characters]"
+
 
 def junit_properties(record: CaseRecord) -> list[tuple[str, str]]:
     verdict = {"pass": "pass", "fail": "fail", "error": "error", "skip": "skipped"}[record.result]
-    props = [("llmjudge_verdict", verdict), ("llmjudge_reason", record.reason)]
+    props = [("llmjudge_verdict", verdict), ("llmjudge_reason", junit_reason(record.reason))]
     if record.score is not None:
         props.append(("llmjudge_score", f"{record.score:g}"))
     if record.uncertain:

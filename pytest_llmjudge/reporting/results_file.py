@@ -1,4 +1,4 @@
-"""The results file (format 1): where a run's file goes, loading, validation, small accessors.
+"""The results file (format 2): where a run's file goes, loading, validation, small accessors.
 
 The format is defined by ``results.schema.json`` beside this module and documented in
 ``docs/results.md``. jsonschema is imported only when a file is validated.
@@ -9,6 +9,9 @@ from __future__ import annotations
 import difflib
 import functools
 import json
+import math
+import os
+import stat
 from collections.abc import Iterable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -18,9 +21,11 @@ if TYPE_CHECKING:
     from jsonschema.exceptions import ValidationError
     from jsonschema.protocols import Validator
 
-FORMAT = 1
+FORMAT = 2  # 2: each case says where its output came from (``produced``); format 1 is upgraded
 SCHEMA_PATH = Path(__file__).with_name("results.schema.json")
 RUNS_FOLDER = Path(".llmjudge") / "runs"
+# Nesting of a real file is under 10 levels; judge settings (free-form) may add a few.
+MAX_DEPTH = 64
 
 
 class ResultsFileError(Exception):
@@ -44,26 +49,82 @@ def default_results_path(root: Path, started: datetime, suite_digest: str) -> Pa
 
 
 def load_results(path: Path | str) -> dict[str, Any]:
-    """Read and validate a results file; every problem is a ``ResultsFileError`` naming the file."""
+    """Read and validate a results file; every problem is a ``ResultsFileError`` naming the file.
+
+    The file is untrusted: a FIFO or device is refused before it is read (it could block or never
+    end), and nesting deeper than ``MAX_DEPTH`` or an integer too long to convert is an error,
+    never a traceback.
+    """
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as error:
-        raise ResultsFileError(f"{path}: cannot read results file: {error}") from error
+    text = _read_text(path)
     try:
         data = json.loads(text)
     except json.JSONDecodeError as error:
         raise ResultsFileError(f"{path}:{error.lineno}:{error.colno}: not valid JSON: {error.msg}") from error
+    except RecursionError:
+        raise ResultsFileError(f"{path}: not a results file: nested too deeply") from None
+    except ValueError as error:  # an integer of more digits than Python converts
+        reason = str(error).split(";")[0]
+        raise ResultsFileError(f"{path}: not a results file: {reason}") from None
+    if _deeper_than(data, MAX_DEPTH):
+        raise ResultsFileError(f"{path}: not a results file: nested deeper than {MAX_DEPTH} levels")
     validate(data, source=str(path))
     return data  # type: ignore[no-any-return]
 
 
+def _read_text(path: Path) -> str:
+    try:
+        # Without O_NONBLOCK, opening a FIFO waits for a writer; the type is checked before a read.
+        descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        try:
+            if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+                raise ResultsFileError(f"{path}: cannot read results file: not a regular file")
+            with open(descriptor, "rb", closefd=False) as stream:
+                raw = stream.read()
+        finally:
+            os.close(descriptor)
+    except OSError as error:
+        raise ResultsFileError(f"{path}: cannot read results file: {error.strerror or error}") from error
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise ResultsFileError(f"{path}: cannot read results file: {error}") from error
+
+
+def _deeper_than(data: object, limit: int) -> bool:
+    """Whether ``data`` nests lists and objects more than ``limit`` levels (walked without recursion)."""
+    stack = [(data, 1)]
+    while stack:
+        value, depth = stack.pop()
+        children = value.values() if isinstance(value, dict) else value if isinstance(value, list) else ()
+        for child in children:
+            if isinstance(child, (dict, list)):
+                if depth + 1 > limit:
+                    return True
+                stack.append((child, depth + 1))
+    return False
+
+
+def upgrade(data: dict[str, Any]) -> None:
+    """A format-1 file read as format 2: its cases' outputs came from the case files (``produced``
+    with no task); other formats are left for ``validate`` to refuse."""
+    if data.get("format") != 1:
+        return
+    data["format"] = FORMAT
+    for benchmark in data.get("benchmarks") or ():
+        for case in (benchmark.get("cases") or ()) if isinstance(benchmark, dict) else ():
+            if isinstance(case, dict):
+                case.setdefault("produced", None)
+
+
 def validate(data: object, source: str = "results") -> None:
-    """Check ``data`` against the format-1 schema; ``source`` names it in the error message."""
+    """Check ``data`` against the format-1 schema, then what a schema cannot say (real dates,
+    unique benchmark codes and case ids); ``source`` names it in the error message."""
     if not isinstance(data, dict):
         raise ResultsFileError(f"{source}: not a results file: the top level is not a JSON object")
     if "format" not in data:
         raise ResultsFileError(f"{source}: not a results file: no 'format' key")
+    upgrade(data)
     if data["format"] != FORMAT:
         raise ResultsFileError(
             f"{source}: results format {data['format']!r} is not supported "
@@ -71,13 +132,41 @@ def validate(data: object, source: str = "results") -> None:
         )
     from jsonschema.exceptions import best_match
 
-    errors = list(_validator().iter_errors(data))
-    if not errors:
-        return
-    error = best_match(errors)
-    where = _json_path(error.absolute_path)
-    more = f" (and {len(errors) - 1} more problem(s))" if len(errors) > 1 else ""
-    raise ResultsFileError(f"{source}: {where}: {error.message}{_hint(error)}{more}")
+    try:
+        errors = list(_validator().iter_errors(data))
+    except RecursionError:
+        raise ResultsFileError(f"{source}: not a results file: nested too deeply") from None
+    if errors:
+        error = best_match(errors)
+        where = _json_path(error.absolute_path)
+        more = f" (and {len(errors) - 1} more problem(s))" if len(errors) > 1 else ""
+        raise ResultsFileError(f"{source}: {where}: {_message(error)}{_hint(error)}{more}")
+    problem = _beyond_schema(data)
+    if problem:
+        raise ResultsFileError(f"{source}: {problem}")
+
+
+def _beyond_schema(data: dict[str, Any]) -> str:
+    """The first problem of a schema-valid file that JSON Schema cannot express, or ""."""
+    for key in ("started", "finished"):
+        try:
+            datetime.fromisoformat(data[key])
+        except ValueError as error:
+            return f"$.{key}: {data[key]!r} is not a real date and time ({error})"
+    codes: set[str] = set()
+    for index, benchmark in enumerate(data["benchmarks"]):
+        if benchmark["code"] in codes:
+            return f"$.benchmarks[{index}].code: duplicate benchmark code {benchmark['code']!r}"
+        codes.add(benchmark["code"])
+        # calibration cases are a set of their own: one may share its id with a release case
+        seen: set[tuple[bool, str]] = set()
+        for number, case in enumerate(benchmark["cases"]):
+            key = (case["calibration"], case["id"])
+            if key in seen:
+                kind = "calibration case" if case["calibration"] else "case"
+                return f"$.benchmarks[{index}].cases[{number}].id: duplicate {kind} id {case['id']!r}"
+            seen.add(key)
+    return ""
 
 
 def _json_path(parts: Iterable[str | int]) -> str:
@@ -85,6 +174,12 @@ def _json_path(parts: Iterable[str | int]) -> str:
     for part in parts:
         text += f"[{part}]" if isinstance(part, int) else f".{part}"
     return text
+
+
+def _message(error: ValidationError) -> str:
+    if isinstance(error.instance, float) and math.isnan(error.instance):
+        return "NaN is not a number (this value is bounded)"  # the schema's ``not_nan``
+    return error.message
 
 
 def _hint(error: ValidationError) -> str:
@@ -122,11 +217,24 @@ def judge_models(results: dict[str, Any]) -> list[str]:
 
 
 def case_results(results: dict[str, Any]) -> dict[tuple[str, str], str]:
-    """``(benchmark code, case id) → result`` for every case of the run."""
-    return {(b["code"], c["id"]): c["result"] for b in results["benchmarks"] for c in b["cases"]}
+    """``(benchmark code, case id) → result`` for every release case of the run (a calibration
+    case's result is agreement with its label, and its id may be a release case's too)."""
+    return {
+        (b["code"], c["id"]): c["result"]
+        for b in results["benchmarks"]
+        for c in b["cases"]
+        if not c["calibration"]
+    }
 
 
 def disagrees(case: dict[str, Any]) -> bool:
-    """The judge's verdict differs from the case's human label (errors and skips have no verdict)."""
-    verdict = case["result"]
-    return case["label"] is not None and verdict in ("pass", "fail") and verdict != case["label"]
+    """The judge's verdict differs from the case's human label (errors and skips have no verdict).
+
+    A calibration case's ``result`` already says it: ``pass`` when the judge agreed with the label.
+    """
+    result = case["result"]
+    if case["label"] is None or result not in ("pass", "fail"):
+        return False
+    if case["calibration"]:
+        return bool(result == "fail")
+    return bool(result != case["label"])

@@ -10,6 +10,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..suite.safe_write import Guard, write_text
 from .results_file import FORMAT
 
 if TYPE_CHECKING:
@@ -142,16 +143,16 @@ def _benchmark(
         "reduce": judge.get("reduce", "majority"),
         "gate_rule": gate.gate_rule,
         "request": judge.get("request"),
-        "gate": _gate(gate, any(len(r.samples) > 1 for r in records)),
+        "gate": _gate(gate),
         "calibration": calibration,
         "cases": [_case(r) for r in records if r.case],
     }
 
 
-def _gate(gate: BenchmarkGate, repeated: bool) -> dict[str, Any]:
+def _gate(gate: BenchmarkGate) -> dict[str, Any]:
+    from ..gating.gates import why
     from ..gating.statistics import LOW_EVIDENCE_VERDICTS
 
-    samples = gate.verdicts
     return {
         "status": gate.status,
         "cases": gate.cases,
@@ -164,26 +165,11 @@ def _gate(gate: BenchmarkGate, repeated: bool) -> dict[str, Any]:
         "pass_rate": gate.pass_rate,
         "ci_low": gate.ci_low,
         "ci_high": gate.ci_high,
-        "interval_method": None if gate.ci_low is None else "cluster" if repeated else "wilson",
-        "low_evidence": samples < LOW_EVIDENCE_VERDICTS,
-        "detail": gate_detail(gate),
+        "interval_method": None if gate.interval is None else gate.interval.method,
+        "basis": "cases",  # the rate and its interval count case verdicts (samples reduced first)
+        "low_evidence": gate.verdicts < LOW_EVIDENCE_VERDICTS,
+        "detail": why(gate),  # the terminal's and the exit reasons' wording
     }
-
-
-def gate_detail(gate: BenchmarkGate) -> str:
-    """Why a gate failed (or nothing to say)."""
-    if gate.regression:
-        return gate.regression
-    status, rate = gate.status, gate.pass_rate
-    if status != "fail":
-        return ""
-    if gate.criticality == "hard_gate" and gate.failed:
-        return f"hard gate: {gate.failed} case(s) failed"
-    if rate is not None and gate.threshold is not None:
-        if gate.gate_rule == "lower_bound" and gate.ci_low is not None:
-            return f"interval lower bound {gate.ci_low:.1%} below threshold {gate.threshold:g}"
-        return f"pass rate {rate:.1%} below threshold {gate.threshold:g}"
-    return ""
 
 
 def _case(record: CaseRecord) -> dict[str, Any]:
@@ -202,6 +188,7 @@ def _case(record: CaseRecord) -> dict[str, Any]:
         "stability": record.stability,
         "request": record.request,
         "samples": [dict(s) for s in record.samples],
+        "produced": record.produced,
     }
 
 
@@ -218,9 +205,10 @@ def _rubric(rubric: RubricGate, members: list[str]) -> dict[str, Any]:
     }
 
 
-def write_results(results: dict[str, Any], path: Path, overwrite: bool = False) -> None:
-    """Write ``results`` to ``path`` (its folder made); over an existing file only if ``overwrite``."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w" if overwrite else "x", encoding="utf-8") as stream:
-        json.dump(results, stream, indent=1, ensure_ascii=False)
-        stream.write("\n")
+def write_results(
+    results: dict[str, Any], path: Path, overwrite: bool = False, guard: Guard | None = None
+) -> None:
+    """Write ``results`` to ``path`` whole or not at all (its folder made); over an existing file
+    only if ``overwrite``, and never over one the ``guard`` refuses. Failures are ``OSError``."""
+    text = json.dumps(results, indent=1, ensure_ascii=False) + "\n"
+    write_text(path, text, replace=overwrite, guard=guard)

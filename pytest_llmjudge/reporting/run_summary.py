@@ -13,15 +13,25 @@ if TYPE_CHECKING:
 LOW_EVIDENCE = 20
 
 
+_RULE_NOTES = {
+    "lower_bound": ", gate on the lower bound",
+    "corrected": ", gate on the calibration-corrected rate",
+    "corrected_lower_bound": ", gate on the lower bound of the calibration-corrected rate",
+}
+
+
 def interval_line(
-    code: str, rate: float | None, low: float | None, high: float | None, n: int, rule: str, cases: int = 0
+    code: str, rate: float | None, low: float | None, high: float | None, n: int, rule: str, samples: int = 0
 ) -> str:
-    """One benchmark's pass rate and interval; ``n`` verdicts (samples), ``cases`` when repeated."""
+    """One benchmark's pass rate and interval, both over ``n`` case verdicts; ``samples``: the
+    judge samples they were reduced from, when a case had more than one."""
     if rate is None or low is None or high is None:
         return f"  {code}: no verdicts"
-    over = f" of {n} samples ({cases} cases, cluster-robust)" if cases and cases < n else f" of {n} verdicts"
+    over = (
+        f" of {n} case verdicts ({samples} samples reduced per case)" if samples > n else f" of {n} verdicts"
+    )
     evidence = ", low evidence" if n < LOW_EVIDENCE else ""
-    gate = ", gate on the lower bound" if rule == "lower_bound" else ""
+    gate = _RULE_NOTES.get(rule, "")
     return f"  {code}: pass rate {rate:.1%}{over}, 95% interval {low:.1%}–{high:.1%}{evidence}{gate}"
 
 
@@ -32,8 +42,7 @@ def interval_lines(gates: Sequence[BenchmarkGate], intervals: Mapping[str, RateI
         if i is None:
             lines.append(interval_line(g.code, None, None, None, 0, g.gate_rule))
             continue
-        cases = i.n_cases if i.method == "cluster" else 0
-        lines.append(interval_line(g.code, i.rate, i.low, i.high, i.n_samples, g.gate_rule, cases))
+        lines.append(interval_line(g.code, i.rate, i.low, i.high, i.n_cases, g.gate_rule, i.n_samples))
     return lines
 
 
@@ -49,7 +58,7 @@ def comparison_table(comparisons: Iterable[Comparison | dict[str, Any]]) -> list
         mde = "-" if c["mde"] is None else f"{c['mde']:.1%}"
         lines.append(
             f"  {c['benchmark']:<16} {_pct(c['baseline_pass_rate']):>8} {_pct(c['candidate_pass_rate']):>8} "
-            f"{c['b']:>3} {c['c']:>3} {c['p_adjusted']:>7.3g} {mde:>6}  {c['verdict']}"
+            f"{c['b']:>3} {c['c']:>3} {_p(c['p_adjusted']):>7} {mde:>6}  {c['verdict']}"
         )
         unpaired = c["unpaired"]
         if unpaired["baseline_only"] or unpaired["candidate_only"]:
@@ -66,10 +75,19 @@ def _pct(value: float | None) -> str:
     return "-" if value is None else f"{value:.1%}"
 
 
+def _p(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3g}"  # a results file may hold null (no test made)
+
+
 def verdicts_of(results: Mapping[str, Any]) -> dict[str, dict[str, bool]]:
-    """Per benchmark of a results file: case id → passed, for the cases with a verdict."""
+    """Per benchmark of a results file: case id → passed, for the release cases with a verdict (a
+    calibration case's result says whether judge and human agreed: it is not a release verdict)."""
     return {
-        b["code"]: {c["id"]: c["result"] == "pass" for c in b["cases"] if c["result"] in ("pass", "fail")}
+        b["code"]: {
+            c["id"]: c["result"] == "pass"
+            for c in b["cases"]
+            if c["result"] in ("pass", "fail") and not c["calibration"]
+        }
         for b in results["benchmarks"]
     }
 

@@ -27,9 +27,14 @@ def _failed(g: BenchmarkGate) -> str:
     return f"{g.failed} ({g.review} uncertain)" if g.review else str(g.failed)
 
 
+def _interval(g: BenchmarkGate) -> str:
+    return "-" if g.ci_low is None or g.ci_high is None else f"{g.ci_low:.1%}–{g.ci_high:.1%}"
+
+
 def benchmark_table(gates: Sequence[BenchmarkGate]) -> list[str]:
     """One row per benchmark. ``failed`` counts uncertain verdicts too (they fail and are listed
-    for human review); pass rate and threshold are both percentages; ``detail`` says why."""
+    for human review); pass rate and threshold are both percentages; the pass rate and its 95%
+    interval both count case verdicts (repeated samples reduced per case); ``detail`` says why."""
     rows = [
         [
             g.code,
@@ -38,6 +43,7 @@ def benchmark_table(gates: Sequence[BenchmarkGate]) -> list[str]:
             _failed(g),
             str(g.errors),
             _pct(g.pass_rate),
+            _interval(g),
             "-" if g.threshold is None else _pct(g.threshold),
             "hard" if g.criticality == "hard_gate" else "threshold",
             g.status.upper() if g.status in {"pass", "fail"} else g.status,
@@ -45,8 +51,8 @@ def benchmark_table(gates: Sequence[BenchmarkGate]) -> list[str]:
         ]
         for g in gates
     ]
-    header = ["benchmark", "cases", "passed", "failed", "errors", "pass rate", "threshold", "kind", "gate"]
-    return _table([*header, "detail"], rows)
+    header = ["benchmark", "cases", "passed", "failed", "errors", "pass rate", "95% interval", "threshold"]
+    return _table([*header, "kind", "gate", "detail"], rows)
 
 
 def rubric_table(gates: Sequence[RubricGate]) -> list[str]:

@@ -16,6 +16,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationEr
 from .errors import Location, SpecError
 from .nesting import MAX_DEPTH, json_too_deep
 from .reading import check_regular_file, read_regular_file, resolve_in_root
+from .task_spec import TaskField
 from .text import shown, split_lines
 from .validation import validation_error
 from .vocabulary import GateRule, Reduce
@@ -81,7 +82,7 @@ class CaseSpec(_Strict):
     id: Annotated[str, Field(pattern=CODE_PATTERN)]
     source_narrative: str | None = None
     ground_truth: JsonValue | None = None
-    candidate_output: JsonValue
+    candidate_output: JsonValue | None = None  # None: the benchmark's task produces it
     inputs: dict[str, Any] | None = None
     label: Literal["pass", "fail"] | None = None
     metadata: dict[str, Any] | None = None
@@ -109,6 +110,9 @@ class BenchmarkSpec(_Strict):
     no_cases: bool = False
     judge: JudgeSettings | None = None
     checks: list[CheckSpec] | None = None
+    task: TaskField | None = None
+    task_version: str | None = None
+    task_sees_ground_truth: bool = False
 
     @field_validator("inclusion_criteria", "exclusion_criteria")
     @classmethod
@@ -156,6 +160,7 @@ class Benchmark:
     calibration_cases: tuple[Case, ...] = ()  # labelled, judged and reported, not gated
     parent_rubric_location: Location | None = None
     judge_model_location: Location | None = None
+    task_location: Location | None = None
 
     @property
     def code(self) -> str:
@@ -215,7 +220,7 @@ def load_benchmark(path: Path, display: str, rootdir: Path, allow_outside: bool 
     for i, case in enumerate(spec.cases or ()):
         cases.append(Case(case, doc.where(("cases", i))))
     if spec.cases_file is not None:
-        cases.extend(_load_cases_file(spec.cases_file, doc, rootdir, allow_outside))
+        cases.extend(_load_cases_file(spec.cases_file, doc.where(("cases_file",)), rootdir, allow_outside))
     _check_unique_ids(cases)
     _check_case_count(spec, data, doc, len(cases))
     prompt_path = None
@@ -245,7 +250,10 @@ def load_benchmark(path: Path, display: str, rootdir: Path, allow_outside: bool 
     calibration = _load_calibration_cases(spec, doc, rootdir, allow_outside)
     parent = doc.where(("parent_rubric",)) if spec.parent_rubric else None
     model_at = doc.where(("judge", "model")) if spec.judge and spec.judge.model else None
-    return Benchmark(spec, doc.where(("code",)), tuple(cases), prompt_path, calibration, parent, model_at)
+    task_at = doc.where(("task",)) if spec.task is not None else None
+    return Benchmark(
+        spec, doc.where(("code",)), tuple(cases), prompt_path, calibration, parent, model_at, task_at
+    )
 
 
 def _load_calibration_cases(
@@ -254,7 +262,8 @@ def _load_calibration_cases(
     """The cases of ``calibration_file``: each needs a human ``label``; ids are unique among them."""
     if spec.calibration_file is None:
         return ()
-    cases = _load_cases_file(spec.calibration_file, doc, rootdir, allow_outside, "calibration_file")
+    at = doc.where(("calibration_file",))
+    cases = _load_cases_file(spec.calibration_file, at, rootdir, allow_outside, "calibration_file")
     for case in cases:
         if case.spec.label is None:
             raise SpecError(
@@ -314,10 +323,14 @@ def _check_unique_ids(cases: list[Case]) -> None:
         seen[case.id] = case
 
 
+def load_cases(relative: str, at: Location, rootdir: Path, allow_outside: bool, field: str) -> list[Case]:
+    """The cases of a JSONL or YAML file named at ``at`` (few-shot ``examples_file``)."""
+    return _load_cases_file(relative, at, rootdir, allow_outside, field)
+
+
 def _load_cases_file(
-    relative: str, doc: Sourced, rootdir: Path, allow_outside: bool, field: str = "cases_file"
+    relative: str, at: Location, rootdir: Path, allow_outside: bool, field: str = "cases_file"
 ) -> list[Case]:
-    at = doc.where((field,))
     path = resolve_in_root(relative, rootdir, at=at, field=field, allow_outside=allow_outside)
     text = decode(read_regular_file(path, relative, label="cases file", at=at, field=field), relative)
     if path.suffix == ".jsonl":

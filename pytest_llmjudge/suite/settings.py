@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from .task_spec import IMPORT_PATH
 from .vocabulary import CACHE_MODES, GATE_RULES, PROMPT_STYLES, REDUCERS
 
 if TYPE_CHECKING:
@@ -40,6 +42,15 @@ class RunSettings:
     min_tnr: float | None = None
     min_labels: int | None = None
     allow_outside_root: bool = False
+    max_response_bytes: int = 1_000_000  # a judge's HTTP response, decoded; more ends the case as an ERROR
+    task: str | None = None  # a Python task for benchmarks without their own ``task:``
+    task_model: str | None = None  # replaces the model of every model task
+    task_base_url: str | None = None
+    task_concurrency: int = 8
+    task_timeout: float = 300.0
+    task_cache: str = "on"
+    regenerate: bool = False  # run the task also for cases that have a candidate_output
+    overwrite: bool = False
 
 
 # How a setting given as text is read; each also comes from LLMJUDGE_<NAME> and llmjudge_<name>.
@@ -69,8 +80,18 @@ _CONVERTERS: dict[str, Callable[[str], Any]] = {
     "min_tnr": float,
     "min_labels": int,
     "allow_outside_root": lambda text: _boolean(text),
+    "max_response_bytes": int,
+    "task": str,
+    "task_model": str,
+    "task_base_url": str,
+    "task_concurrency": int,
+    "task_timeout": float,
+    "task_cache": str,
+    "regenerate": lambda text: _boolean(text),
+    "overwrite": lambda text: _boolean(text),
 }
 FAIL_ON = ("regression",)
+TASK_CACHE_MODES = ("on", "off", "replay")
 DEFAULTS = RunSettings()
 
 
@@ -124,14 +145,20 @@ def _invalid(name: str, value: Any) -> str | None:
         return f"{value!r} is not one of {', '.join(CACHE_MODES)}"
     if name == "prompt_style" and value not in PROMPT_STYLES:
         return f"{value!r} is not one of {', '.join(PROMPT_STYLES)}"
-    if name in {"concurrency", "attempts", "max_tokens"} and value < 1:
+    if name == "task_cache" and value not in TASK_CACHE_MODES:
+        return f"{value!r} is not one of {', '.join(TASK_CACHE_MODES)}"
+    if name == "task" and not re.match(IMPORT_PATH, value):
+        return f"{value!r} is not an import path 'package.module:function'"
+    if name in {"concurrency", "attempts", "max_tokens", "task_concurrency", "max_response_bytes"} and (
+        value < 1
+    ):
         return f"must be at least 1, not {value}"
-    if name in {"timeout", "rpm"} and not value > 0:
-        return f"must be a positive number of {'seconds' if name == 'timeout' else 'requests'}, not {value:g}"
+    if name in {"timeout", "rpm", "task_timeout"} and not value > 0:
+        return f"must be a positive number of {'seconds' if name != 'rpm' else 'requests'}, not {value:g}"
     if name == "reduce" and value not in REDUCERS:
         return f"{value!r} is not one of {', '.join(REDUCERS)}"
-    if name == "gate" and value not in GATE_RULES[:2]:
-        return f"{value!r} is not one of {', '.join(GATE_RULES[:2])}"
+    if name == "gate" and value not in GATE_RULES:
+        return f"{value!r} is not one of {', '.join(GATE_RULES)}"
     if name == "fail_on" and value not in FAIL_ON:
         return f"{value!r} is not one of {', '.join(FAIL_ON)}"
     if name == "repeats" and value < 1:

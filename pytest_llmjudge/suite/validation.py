@@ -81,11 +81,15 @@ def validation_error(
         hint = f"did you mean '{guess}'?" if guess else f"use one of: {', '.join(choices)}"
         return SpecError(where, field, f"{got} is not one of {expected}{more}", hint)
     message = first["msg"].removeprefix("Value error, ")
+    if HINT_SEPARATOR in message:  # a validator's own hint
+        message, hint = message.split(HINT_SEPARATOR, 1)
+        return SpecError(where, field, f"{message}{more}", hint)
     if kind in {"model_type", "dict_type"}:
         message = "Input should be a mapping of keys and values"  # not "an instance of JudgeSettings"
     return SpecError(where, field, f"{message} (got {got}){more}", _HINTS.get(kind, _README_HINT))
 
 
+HINT_SEPARATOR = "; hint: "  # a validator's ValueError that carries its own hint
 _README_HINT = "see the 'Benchmark files' section of README.md for what each field takes"
 _HINTS = {
     "string_pattern_mismatch": "use letters, digits, '-', '_' and '.', starting with a letter or digit",
@@ -121,7 +125,8 @@ _UNION_KINDS = {
 
 
 def _is_union_tag(part: str | int) -> bool:
-    return isinstance(part, str) and ("[" in part or part in _UNION_TAGS)
+    # "[" and the tuple above: pydantic's own member names; ":" a ``Tag`` of a discriminated union
+    return isinstance(part, str) and ("[" in part or ":" in part or part in _UNION_TAGS)
 
 
 def _union_base(loc: tuple[str | int, ...]) -> tuple[str | int, ...] | None:

@@ -11,7 +11,7 @@ Criticality = Literal["hard_gate", "threshold_gate"]
 Aggregation = Literal["WEIGHTED_AVERAGE", "MINIMUM", "MAXIMUM", "MEAN"]
 CacheMode = Literal["use", "off", "refresh", "replay"]
 Reduce = Literal["majority", "all", "any", "mean"]
-GateRule = Literal["point", "lower_bound", "corrected"]
+GateRule = Literal["point", "lower_bound", "corrected", "corrected_lower_bound"]
 
 PROMPT_STYLES: tuple[str, ...] = get_args(PromptStyle)
 EVALUATOR_TYPES: tuple[str, ...] = get_args(EvaluatorType)

@@ -129,7 +129,8 @@ def test_flips_pair_benchmark_code_and_case_id() -> None:
 
 def test_a_case_that_errored_or_is_new_does_not_flip() -> None:
     def run(cases: dict[str, str]) -> dict[str, Any]:
-        return {"benchmarks": [{"code": "X", "cases": [{"id": k, "result": v} for k, v in cases.items()]}]}
+        cases_ = [{"id": k, "result": v, "calibration": False} for k, v in cases.items()]
+        return {"benchmarks": [{"code": "X", "cases": cases_}]}
 
     baseline = run({"a": "pass", "b": "error", "c": "fail", "d": "pass"})
     results = run({"a": "fail", "b": "pass", "c": "fail", "e": "fail"})

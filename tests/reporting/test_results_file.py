@@ -160,7 +160,15 @@ def test_accessors() -> None:
     ],
 )
 def test_disagreement_needs_a_label_and_a_verdict(label: str | None, result: str, expected: bool) -> None:
-    assert disagrees({"label": label, "result": result}) is expected
+    assert disagrees({"label": label, "result": result, "calibration": False}) is expected
+
+
+@pytest.mark.parametrize(
+    ("label", "result", "expected"),
+    [("fail", "pass", False), ("fail", "fail", True), ("pass", "pass", False), ("pass", "error", False)],
+)
+def test_a_calibration_case_result_is_its_agreement(label: str, result: str, expected: bool) -> None:
+    assert disagrees({"label": label, "result": result, "calibration": True}) is expected
 
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "results.md"

@@ -12,8 +12,11 @@ from ..rule import TemplateRule
 class UndefinedTemplateVariable(TemplateRule):
     """
     ## What it does
-    In a prompt-template YAML file (`prompt.template` with `prompt.template_variables`), finds
-    a `{{ variable }}` the template uses but `template_variables` does not declare.
+    In a prompt-template YAML file (`prompt.template` with `prompt.template_variables`, or a
+    model task's `messages:` list with `template_variables`), finds a `{{ variable }}` a
+    template uses but `template_variables` does not declare. A template that a benchmark's
+    `task:` renders may leave `template_variables` out: its variables are the case's fields,
+    checked when the suite is collected.
 
     ## Why is this bad?
     Callers provide exactly the declared variables. An undeclared one renders as an error
@@ -44,6 +47,8 @@ class UndefinedTemplateVariable(TemplateRule):
     summary = "The template uses a variable that template_variables does not declare"
 
     def check(self, template: TemplateDocument) -> Iterable[Diagnostic]:
+        if template.variables is None and template.for_task:
+            return
         declared = set(template.variables or ())
         for name in template.used:
             if name not in declared:

@@ -12,8 +12,8 @@ from ..rule import TemplateRule
 class UnusedTemplateVariable(TemplateRule):
     """
     ## What it does
-    In a prompt-template YAML file, finds a name in `template_variables` that the template
-    never uses.
+    In a prompt-template YAML file (`prompt:` or a model task's `messages:`), finds a name in
+    `template_variables` that no template uses.
 
     ## Why is this bad?
     Callers compute and pass a value the judge never sees. It usually means the template lost

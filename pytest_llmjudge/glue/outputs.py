@@ -1,0 +1,70 @@
+"""Where a run's output files go, what they may not replace, and the review file's write.
+
+A relative path given on the command line or in the environment is taken from the directory
+pytest was run in (as ``--junitxml`` is); one from the ini file, and the defaults, from the rootdir.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
+
+import pytest
+
+from ..suite.settings import env_variable
+
+if TYPE_CHECKING:
+    from ..gating.records import CaseRecord
+    from ..suite.safe_write import Guard
+    from ..suite.settings import RunSettings
+
+OVERWRITE_FLAG = "--llmjudge-overwrite"
+
+
+class RunState(Protocol):
+    """What this module reads of the run state."""
+
+    @property
+    def config(self) -> pytest.Config: ...
+    @property
+    def settings(self) -> RunSettings: ...
+    @property
+    def records(self) -> list[CaseRecord]: ...
+
+
+def output_path(config: pytest.Config, name: str, value: str) -> Path:
+    """Where the output setting ``name`` (results, html, review_file) of ``value`` is written."""
+    given = config.getoption(f"llmjudge_{name}") is not None or bool(os.environ.get(env_variable(name)))
+    return (config.invocation_params.dir if given else config.rootpath) / value
+
+
+def output_guard(config: pytest.Config, settings: RunSettings, path: Path) -> Guard:
+    """What the output at ``path`` must not replace, unless ``--llmjudge-overwrite``: a Python file,
+    a benchmark file (what pytest_collect_file collects) and the baseline results file."""
+    from ..suite.detect import is_benchmark_file
+    from ..suite.safe_write import Guard
+
+    root = config.rootpath
+    target = path.resolve()
+    protected = {}
+    if is_benchmark_file(target, list(config.getini("llmjudge_paths")), root):
+        protected[target] = "a benchmark file"
+    if settings.baseline:
+        # wherever the baseline is read from: the rootdir or the directory pytest was run in
+        for folder in (root, config.invocation_params.dir):
+            protected.setdefault((folder / settings.baseline).resolve(), "the baseline results file")
+    return Guard(protected, OVERWRITE_FLAG, settings.overwrite)
+
+
+def write_review(state: RunState) -> None:
+    """Update the review file; one that cannot be written is a red summary line, not a crash."""
+    from ..reporting.review import write_review_file
+    from .run_results import _results
+
+    path = output_path(state.config, "review_file", state.settings.review_file)
+    guard = output_guard(state.config, state.settings, path)
+    try:
+        write_review_file(path, state.records, guard)
+    except OSError as error:
+        _results(state.config).errors.append(f"--llmjudge-review-file: cannot write {path}: {error}")

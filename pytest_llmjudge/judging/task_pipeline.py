@@ -1,0 +1,100 @@
+"""Cases whose output a task produces, in the judging service: settled from the output cache when
+they are scheduled, or handed to the scheduler as jobs that run the task and then judge."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from functools import partial
+from typing import TYPE_CHECKING
+
+from .task_step import Planned, Produced, TaskFailed, TaskStep, with_output
+from .verdict import Outcome
+
+if TYPE_CHECKING:
+    from ..compile.request import CompiledRequest
+    from ..suite.files import Benchmark, Case
+    from .llmjudge import JudgeConfig
+    from .scheduler import Slots
+    from .service import CaseToJudge, JudgingService
+
+
+@dataclass(frozen=True)
+class ProducedCase:
+    """A case with the output its task produced, and the judge request compiled for it."""
+
+    nodeid: str
+    benchmark: Benchmark
+    case: Case
+    request: CompiledRequest
+
+
+class TaskPipeline:
+    def __init__(self, service: JudgingService) -> None:
+        self.service = service
+        self.step = TaskStep(service.settings, service.root, service.judges.task_model)
+        self.produced: dict[str, Produced] = {}  # node id -> the output a task produced
+        self.requests: dict[str, CompiledRequest] = {}  # node id -> its judge request, recompiled
+
+    def ready(self, cases: Iterable[CaseToJudge]) -> Iterable[CaseToJudge | None]:
+        """Each case, with its output when the cache holds it; None for a case handed to the
+        scheduler (its task runs first) or settled as a task ERROR."""
+        for case in cases:
+            built = getattr(case, "task", None)
+            if built is None or not self.step.needs_task(built, case.case):
+                yield case
+                continue
+            try:
+                planned = self.step.plan(built, case.benchmark.code, case.case)
+                produced = self.step.cached(planned)
+            except TaskFailed as exc:
+                self.service.outcomes[case.nodeid] = Outcome(None, exc.failure, "", False, 0)
+                yield None
+                continue
+            if produced is not None:
+                yield self._with(case, produced)
+            else:
+                self._start(case, planned)
+                yield None
+
+    def _with(self, case: CaseToJudge, produced: Produced) -> ProducedCase:
+        own = with_output(case.case, produced.output)
+        request: CompiledRequest = case.recompile(own)  # type: ignore[attr-defined]
+        self.produced[case.nodeid] = produced
+        self.requests[case.nodeid] = request
+        return ProducedCase(case.nodeid, case.benchmark, own, request)
+
+    def _start(self, case: CaseToJudge, planned: Planned) -> None:
+        """Jobs that run the case's task, then judge each sample as soon as the output exists."""
+        from .llmjudge import load_llmjudge
+        from .service import sample_count, sample_key
+
+        service = self.service
+        config = None
+        samples = 1
+        if case.benchmark.spec.evaluator_type != "code":
+            config = service.judges.with_server(service.judge_config(case))
+            samples = service._repeats.setdefault(case.nodeid, sample_count(case.benchmark, service.settings))
+        if planned.built.model is not None:  # a local task server starts here, not on the loop
+            self.step.model_of(planned.built.model, planned.built.base_url)
+        load_llmjudge()
+        jobs = [
+            (sample_key(case.nodeid, index), partial(self._run, case, planned, config, index))
+            for index in range(samples)
+        ]
+        service._scheduler().start(jobs)
+
+    async def _run(
+        self, case: CaseToJudge, planned: Planned, config: JudgeConfig | None, sample: int, slots: Slots
+    ) -> Outcome:
+        try:
+            produced = await self.step.produce(case.nodeid, planned)
+        except TaskFailed as exc:
+            return Outcome(None, exc.failure, "", False, 0)
+        view = self._with(case, produced)
+        return await self.service.judge_now(view, config, sample, slots)
+
+    def close(self) -> list[str]:
+        """Close the output cache; what it could not write."""
+        self.step.close()
+        return list(self.step.write_errors)

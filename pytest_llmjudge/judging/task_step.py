@@ -1,0 +1,233 @@
+"""The task step of a run: produce a case's candidate output before it is judged.
+
+A case whose output the cache holds is settled when it is scheduled, and judged like a case with
+a stored output. Otherwise its judge jobs start with the task call (``produce``): the judge call
+follows as soon as the output exists, so tasks and judge calls overlap. Each case's task runs
+once, whatever its judge repeats; tasks have their own concurrency and timeout. A task that
+raises, times out or returns no usable output is the case's ERROR (phase ``task``), never a FAIL.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..suite.settings import RunSettings
+from .verdict import JudgeFailure
+
+if TYPE_CHECKING:
+    from ..suite.files import Case
+    from ..tasks.build import BuiltTask
+    from ..tasks.model_task import TaskRequest
+    from ..tasks.output_cache import OutputCache
+
+CASE_FILE, TASK, TASK_CACHE = "case file", "task", "task cache"
+
+
+@dataclass(frozen=True)
+class Produced:
+    """A case's candidate output and where it came from."""
+
+    output: Any
+    source: str  # CASE_FILE, TASK or TASK_CACHE
+    task: str = ""  # the task's label (import path, or model label)
+    fingerprint: str = ""
+    latency: float | None = None
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "source": self.source,
+            "task": self.task or None,
+            "fingerprint": self.fingerprint or None,
+            "latency": self.latency,
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+        }
+
+
+class TaskFailed(Exception):
+    """A task gave no usable output for a case; ``failure`` says why (phase ``task``)."""
+
+    def __init__(self, failure: JudgeFailure) -> None:
+        super().__init__(str(failure))
+        self.failure = failure
+
+
+@dataclass(frozen=True)
+class Planned:
+    """What the task of one case is given, and the cache key of its output."""
+
+    built: BuiltTask
+    benchmark: str
+    case: Case
+    key: str
+    request: TaskRequest | None  # a model task's rendered request
+
+
+@dataclass(eq=False)
+class TaskStep:
+    settings: RunSettings
+    root: Path
+    model_of: Callable[[str, str | None], Any]  # a pydantic-ai model for a task's model string
+    _cache: OutputCache | None = None
+    _cache_opened: bool = False
+    _running: dict[str, asyncio.Future[Produced]] = field(default_factory=dict)
+    _semaphore: asyncio.Semaphore | None = None
+    write_errors: list[str] = field(default_factory=list)
+
+    def needs_task(self, built: BuiltTask | None, case: Case) -> bool:
+        return built is not None and (case.spec.candidate_output is None or self.settings.regenerate)
+
+    def plan(self, built: BuiltTask, benchmark: str, case: Case) -> Planned:
+        """The case's request and cache key; raises ``TaskFailed`` when it cannot be rendered."""
+        from ..tasks.model_task import ModelTask
+        from ..tasks.output_cache import output_key
+
+        task = built.task
+        if isinstance(task, ModelTask):
+            try:
+                request = task.request(benchmark, case)
+            except Exception as exc:  # TemplateFieldError, FewShotError: this case's own problem
+                raise TaskFailed(_failure("task-request", f"{task.label}: {exc}", case)) from None
+            return Planned(built, benchmark, case, output_key(task.fingerprint, request.as_dict()), request)
+        given = _task_input(benchmark, case, task_sees_truth(built))
+        return Planned(built, benchmark, case, output_key(task.fingerprint, _as_given(given)), None)
+
+    def cached(self, planned: Planned) -> Produced | None:
+        """The cached output of ``planned``; raises ``TaskFailed`` on a replay miss."""
+        cache = self._output_cache()
+        stored = cache.get(planned.key) if cache is not None else None
+        if stored is not None:
+            return Produced(
+                stored.output,
+                TASK_CACHE,
+                planned.built.task.label,
+                planned.built.task.fingerprint,
+                stored.latency,
+                stored.input_tokens,
+                stored.output_tokens,
+            )
+        if self.settings.task_cache == "replay":
+            where = f" in {self.root / self.settings.cache_path}"
+            message = (
+                f"no cached output{where} for this case from task {planned.built.task.label}; "
+                "--llmjudge-task-cache=replay never runs a task. Record one with --llmjudge-task-cache=on."
+            )
+            raise TaskFailed(_failure("task-cache-miss", message, planned.case))
+        return None
+
+    async def produce(self, key: str, planned: Planned) -> Produced:
+        """Run ``planned``'s task once for the case named ``key`` (its samples share the output)."""
+        running = self._running.get(key)
+        if running is None:
+            running = asyncio.ensure_future(self._produce(planned))
+            self._running[key] = running
+        return await asyncio.shield(running)
+
+    async def _produce(self, planned: Planned) -> Produced:
+        from ..tasks.model_task import ModelTask, ask_model
+        from ..tasks.output_cache import StoredOutput
+        from ..tasks.task_input import TaskOutputError, output_value
+
+        if self._semaphore is None:
+            self._semaphore = asyncio.Semaphore(self.settings.task_concurrency)
+        task, label = planned.built.task, planned.built.task.label
+        async with self._semaphore:
+            started = time.perf_counter()
+            usage: Any = None
+            try:
+                async with asyncio.timeout(self.settings.task_timeout):
+                    if isinstance(task, ModelTask):
+                        assert planned.request is not None and planned.built.model is not None
+                        model = self.model_of(planned.built.model, planned.built.base_url)
+                        raw, usage = await ask_model(
+                            model, planned.request, task.model_settings(), task.output_schema
+                        )
+                    else:
+                        raw = await task(_task_input(planned.benchmark, planned.case, task_sees_truth(planned.built)))
+                output = output_value(raw)
+            except TimeoutError:
+                message = f"task {label} took longer than --llmjudge-task-timeout={self.settings.task_timeout:g}s"
+                raise TaskFailed(_failure("task-timeout", message, planned.case)) from None
+            except TaskOutputError as exc:
+                raise TaskFailed(_failure("task-output", f"task {label} {exc}", planned.case)) from None
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # whatever the system under test raises is its case's ERROR
+                message = f"task {label} raised {type(exc).__name__}: {exc}"
+                raise TaskFailed(_failure("task-error", message, planned.case)) from None
+            latency = time.perf_counter() - started
+        tokens = (getattr(usage, "input_tokens", 0) or 0, getattr(usage, "output_tokens", 0) or 0)
+        produced = Produced(output, TASK, label, task.fingerprint, latency, *tokens)
+        cache = self._output_cache()
+        if cache is not None and self.settings.task_cache == "on":
+            stored = StoredOutput(output, tokens[0], tokens[1], latency)
+            cache.put(planned.key, label, planned.benchmark, planned.case.id, stored)
+        return produced
+
+    def _output_cache(self) -> OutputCache | None:
+        """The produced-output table, opened on first use; None with ``--llmjudge-task-cache=off``
+        or a replay of a cache file that does not exist."""
+        if self._cache_opened:
+            return self._cache
+        self._cache_opened = True
+        from ..tasks.output_cache import OutputCache, OutputCacheError
+
+        path = self.root / self.settings.cache_path
+        mode = self.settings.task_cache
+        if mode == "off" or (mode == "replay" and not path.is_file()):
+            return None
+        try:
+            self._cache = OutputCache(path, read_only=mode == "replay")
+        except OutputCacheError as exc:
+            from .judges import JudgeSetupError
+
+            raise JudgeSetupError(f"--llmjudge-cache-path: {exc}") from None
+        return self._cache
+
+    def close(self) -> None:
+        if self._cache is not None:
+            self._cache.close()
+            self.write_errors += self._cache.write_errors
+            self._cache = None
+
+
+def task_sees_truth(built: BuiltTask) -> bool:
+    return built.task.sees_ground_truth
+
+
+def _task_input(benchmark: str, case: Case, sees_truth: bool) -> Any:
+    from ..tasks.task_input import TaskInput
+
+    spec = case.spec
+    return TaskInput(
+        case.id,
+        benchmark,
+        spec.source_narrative,
+        dict(spec.inputs or {}),
+        spec.ground_truth if sees_truth else None,
+        dict(spec.metadata or {}),
+    )
+
+
+def _as_given(task_input: Any) -> dict[str, Any]:
+    from dataclasses import asdict
+
+    return asdict(task_input)
+
+
+def _failure(kind: str, message: str, case: Case) -> JudgeFailure:
+    return JudgeFailure(kind, f"{case.location}: {message}")
+
+
+def with_output(case: Case, output: Any) -> Case:
+    """``case`` with its candidate output (produced by its task)."""
+    from dataclasses import replace
+
+    return replace(case, spec=case.spec.model_copy(update={"candidate_output": output}))

@@ -1,0 +1,278 @@
+"""Prompt-template files for model tasks: loading them at their lines, rendering them per case.
+
+Two formats. The prompt-template YAML format (``prompt: {template, template_variables}`` with
+``metadata``, ``client_parameters`` and ``custom_data``) is one user message; a ``messages:``
+list of ``{role, content}`` templates is a whole conversation. Templates are jinja2, rendered
+with ``StrictUndefined``: a variable the case lacks is an error naming the fields it has, never
+an empty hole in the prompt.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import jinja2
+from jinja2 import meta
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from ..suite.errors import SpecError, nearest
+from ..suite.files import read_yaml
+from ..suite.hashing import digest
+from ..suite.validation import validation_error
+from ..suite.yamlsrc import Sourced, dotted
+from .few_shot import Example
+from .fields import case_fields
+
+__all__ = [
+    "PromptTemplate",
+    "RenderedMessage",
+    "TemplateFieldError",
+    "TemplateMessage",
+    "TemplateRenderError",
+    "case_fields",
+    "load_prompt_template",
+    "parse_prompt_template",
+    "render_messages",
+]
+
+Role = Literal["system", "user", "assistant"]
+EXAMPLES = "examples"  # the variable that receives the few-shot examples, when a template names it
+_FORMATS_HINT = "write 'prompt: {template: ...}' or 'messages: [{role: user, content: ...}]'"
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class _PromptBody(_Strict):
+    template: str
+    template_variables: list[str] | None = None
+
+
+class _SeedFormat(_Strict):
+    prompt: _PromptBody
+    metadata: dict[str, Any] | None = None
+    client_parameters: dict[str, Any] | None = None
+    custom_data: dict[str, Any] | None = None
+
+
+class _Message(_Strict):
+    role: Role
+    content: str
+
+
+class _MessagesFormat(_Strict):
+    messages: Annotated[list[_Message], Field(min_length=1)]
+    template_variables: list[str] | None = None
+    metadata: dict[str, Any] | None = None
+    client_parameters: dict[str, Any] | None = None
+    custom_data: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class TemplateMessage:
+    """One message template; ``line`` is where its template starts in the file."""
+
+    role: str
+    template: str
+    line: int
+
+
+@dataclass(frozen=True)
+class RenderedMessage:
+    role: str
+    content: str
+
+
+@dataclass(frozen=True)
+class PromptTemplate:
+    """A loaded prompt-template file; ``digest`` identifies its content (not its layout)."""
+
+    display: str
+    messages: tuple[TemplateMessage, ...]
+    declared: tuple[str, ...] | None  # ``template_variables``; None when the file declares none
+    client_parameters: tuple[tuple[str, Any], ...]
+    digest: str
+
+    @property
+    def used(self) -> tuple[str, ...]:
+        """The variables the templates name, sorted."""
+        return tuple(sorted(set().union(*(_variables(m.template) for m in self.messages))))
+
+
+class TemplateRenderError(Exception):
+    """A template that cannot be rendered with a case's fields."""
+
+
+class TemplateFieldError(TemplateRenderError):
+    """A template names a variable that the case (or a few-shot example) does not have."""
+
+    def __init__(self, variable: str, available: tuple[str, ...], example: str | None = None) -> None:
+        self.variable = variable
+        self.available = available
+        self.example = example
+        owner = "the case" if example is None else f"few-shot example '{example}'"
+        has = ", ".join(available) if available else "no fields"
+        super().__init__(f"template variable '{variable}' is not a field of {owner} (it has: {has})")
+
+
+_ENVIRONMENT = jinja2.Environment(
+    undefined=jinja2.StrictUndefined, autoescape=False, keep_trailing_newline=True
+)
+
+
+@functools.lru_cache(maxsize=256)
+def _compiled(source: str) -> jinja2.Template:
+    return _ENVIRONMENT.from_string(source)
+
+
+@functools.lru_cache(maxsize=256)
+def _variables(source: str) -> frozenset[str]:
+    return frozenset(meta.find_undeclared_variables(_ENVIRONMENT.parse(source)))
+
+
+# -- loading ---------------------------------------------------------------------------------------
+
+
+def load_prompt_template(path: Path, display: str) -> PromptTemplate:
+    """Read and validate a prompt-template file; mistakes raise ``SpecError`` at their line."""
+    return parse_prompt_template(read_yaml(path, display))
+
+
+def parse_prompt_template(doc: Sourced) -> PromptTemplate:
+    """Validate a loaded prompt-template document (the linter has it loaded already)."""
+    data = doc.data
+    if not isinstance(data, dict):
+        got = "an empty file" if data is None else f"a {type(data).__name__}"
+        raise SpecError(doc.where(()), "", f"expected a prompt-template mapping, got {got}", _FORMATS_HINT)
+    if "messages" in data and "prompt" in data:
+        raise SpecError(
+            doc.where(("messages",)),
+            "messages",
+            "a prompt-template file has either 'prompt:' or 'messages:', not both",
+            "keep one of the two",
+        )
+    if "messages" in data:
+        chat = _validate(_MessagesFormat, data, doc)
+        messages = tuple(
+            TemplateMessage(m.role, m.content, doc.where(("messages", i, "content")).line)
+            for i, m in enumerate(chat.messages)
+        )
+        if not any(m.role == "user" for m in messages):
+            raise SpecError(
+                doc.where(("messages",)),
+                "messages",
+                "no message has role 'user'",
+                "add '- {role: user, content: ...}' with the case's fields",
+            )
+        declared, parameters = chat.template_variables, chat.client_parameters
+        keys: list[tuple[str | int, ...]] = [("messages", i, "content") for i in range(len(messages))]
+    elif "prompt" in data:
+        seed = _validate(_SeedFormat, data, doc)
+        line = doc.where(("prompt", "template")).line
+        messages = (TemplateMessage("user", seed.prompt.template, line),)
+        declared, parameters = seed.prompt.template_variables, seed.client_parameters
+        keys = [("prompt", "template")]
+    else:
+        raise _no_template(data, doc)
+    for message, key in zip(messages, keys, strict=True):
+        _check_syntax(message.template, doc, key)
+    client_parameters = tuple(sorted((parameters or {}).items()))
+    declared_names = tuple(declared) if declared is not None else None
+    identity = {
+        "messages": [[m.role, m.template] for m in messages],
+        "declared": declared_names,
+        "client_parameters": client_parameters,
+    }
+    return PromptTemplate(doc.path, messages, declared_names, client_parameters, digest(identity))
+
+
+def _validate(model: type[_Strict], data: dict[str, Any], doc: Sourced) -> Any:
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        raise validation_error(exc, model, doc, ()) from None
+
+
+def _no_template(data: dict[str, Any], doc: Sourced) -> SpecError:
+    for key in data:
+        guess = nearest(str(key), ("prompt", "messages"))
+        if guess:
+            return SpecError(
+                doc.where((str(key),)), str(key), f"unknown key '{key}'", f"did you mean '{guess}'?"
+            )
+    return SpecError(doc.where(()), "", "no template: neither 'prompt:' nor 'messages:'", _FORMATS_HINT)
+
+
+def _check_syntax(template: str, doc: Sourced, key: tuple[str | int, ...]) -> None:
+    try:
+        _variables(template)
+    except jinja2.TemplateSyntaxError as exc:
+        at = f" (template line {exc.lineno})" if exc.lineno > 1 else ""
+        raise SpecError(
+            doc.where(key),
+            dotted(key),
+            f"invalid template: {exc.message}{at}",
+            "check the {{ }} and {% %} tags",
+        ) from None
+
+
+# -- rendering -------------------------------------------------------------------------------------
+
+
+def render_messages(
+    template: PromptTemplate, fields: Mapping[str, Any], examples: Sequence[Example] = ()
+) -> tuple[RenderedMessage, ...]:
+    """The messages the model sees for one case.
+
+    Few-shot examples go into the ``examples`` variable when a template names it (a list of
+    each example's fields plus ``output``); otherwise each becomes a user message, rendered from
+    the last user template with the example's fields, and an assistant message with its output,
+    placed before the last user message.
+    """
+    context = dict(fields)
+    if EXAMPLES in template.used and (examples or EXAMPLES not in fields):
+        context[EXAMPLES] = [{**example.fields, "output": example.output} for example in examples]
+        return tuple(_render(message, context) for message in template.messages)
+    rendered = [_render(message, context) for message in template.messages]
+    if not examples:
+        return tuple(rendered)
+    last_user = max(i for i, m in enumerate(template.messages) if m.role == "user")
+    shots: list[RenderedMessage] = []
+    for example in examples:
+        shots.append(_render(template.messages[last_user], example.fields, example.id))
+        shots.append(RenderedMessage("assistant", output_text(example.output)))
+    return (*rendered[:last_user], *shots, *rendered[last_user:])
+
+
+def output_text(output: Any) -> str:
+    """An example's output as an assistant message: text as is, anything else compact JSON."""
+    if isinstance(output, str):
+        return output
+    return json.dumps(output, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+
+
+def _render(
+    message: TemplateMessage, context: Mapping[str, Any], example: str | None = None
+) -> RenderedMessage:
+    available = tuple(sorted(context))
+    for name in sorted(_variables(message.template)):
+        if name not in context:
+            raise TemplateFieldError(name, available, example)
+    try:
+        content = _compiled(message.template).render(context)
+    except jinja2.TemplateError as exc:  # a missing key or attribute below a field, a filter's error
+        raise _render_error(message, example, exc.message or type(exc).__name__) from None
+    except (TypeError, ValueError, LookupError, ArithmeticError) as exc:  # ``{{ text + 1 }}``
+        raise _render_error(message, example, f"{type(exc).__name__}: {exc}") from None
+    return RenderedMessage(message.role, content)
+
+
+def _render_error(message: TemplateMessage, example: str | None, reason: str) -> TemplateRenderError:
+    owner = "" if example is None else f" for few-shot example '{example}'"
+    return TemplateRenderError(f"{message.role} message (line {message.line}){owner}: {reason}")

@@ -1,0 +1,179 @@
+"""A judge response is read up to a cap (``--llmjudge-max-response-bytes``, 1 MB by default) of
+decoded bytes, streamed: a gzip bomb, an endless chunked body or a huge body ends its case as an
+ERROR naming the cap, quickly and in little memory, instead of taking the run's memory."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import threading
+import time
+import zlib
+from collections.abc import Iterator
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, ClassVar
+from xml.etree import ElementTree
+
+import pytest
+from fake_openai import benchmark_yaml
+
+from pytest_llmjudge.reporting.junit import REASON_LIMIT
+
+CAP_MESSAGE = "larger than the 1,000,000-byte cap (--llmjudge-max-response-bytes)"
+
+
+def completion(reason: str = "fine", passed: bool = True) -> bytes:
+    message = {"role": "assistant", "content": json.dumps({"reason": reason, "pass": passed})}
+    return json.dumps(
+        {
+            "id": "c1",
+            "object": "chat.completion",
+            "created": 0,
+            "model": "fake-judge",
+            "choices": [{"index": 0, "finish_reason": "stop", "message": message}],
+            "usage": {"prompt_tokens": 3, "completion_tokens": 2, "total_tokens": 5},
+        }
+    ).encode()
+
+
+def padded_gzip(padding: int) -> bytes:
+    """A valid completion after ``padding`` bytes of JSON whitespace, gzipped: a bomb of about
+    ``padding / 1000`` bytes on the wire."""
+    squeeze = zlib.compressobj(9, zlib.DEFLATED, zlib.MAX_WBITS | 16)
+    block = b" " * (1 << 20)
+    parts = [squeeze.compress(block) for _ in range(padding // len(block))]
+    return b"".join([*parts, squeeze.compress(completion()), squeeze.flush()])
+
+
+@dataclass
+class Answer:
+    """How the server answers every POST: a body (with headers), or chunks without end."""
+
+    body: bytes = b""
+    headers: tuple[tuple[str, str], ...] = ()
+    endless: bool = False
+    sent: int = 0  # bytes written so far
+
+
+class _Handler(BaseHTTPRequestHandler):
+    answer: ClassVar[Answer]
+    protocol_version = "HTTP/1.1"
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers["Content-Length"]))
+        answer = self.answer
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        for name, value in answer.headers:
+            self.send_header(name, value)
+        try:
+            if answer.endless:
+                self.send_header("Transfer-Encoding", "chunked")
+                self.end_headers()
+                chunk = b" " * 65536
+                frame = f"{len(chunk):x}\r\n".encode() + chunk + b"\r\n"
+                for _ in range(4096):  # 256 MiB at most, then the server gives up
+                    self.wfile.write(frame)
+                    answer.sent += len(chunk)
+                return
+            self.send_header("Content-Length", str(len(answer.body)))
+            self.end_headers()
+            self.wfile.write(answer.body)
+            answer.sent += len(answer.body)
+        except (BrokenPipeError, ConnectionResetError):
+            self.close_connection = True
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+@pytest.fixture
+def answer() -> Iterator[tuple[str, Answer]]:
+    answer = Answer()
+    handler = type("Handler", (_Handler,), {"answer": answer})
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    httpd.daemon_threads = True
+    threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{httpd.server_address[1]}/v1", answer
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+
+
+def run(pytester: pytest.Pytester, url: str, *args: str) -> pytest.RunResult:
+    pytester.makeini("[pytest]\nllmjudge_attempts = 2\n")
+    (pytester.path / "benchmarks").mkdir(exist_ok=True)
+    (pytester.path / "benchmarks" / "B1.yaml").write_text(benchmark_yaml(1))
+    return pytester.runpytest_subprocess(
+        "-p",
+        "no:cacheprovider",
+        "-p",
+        "no:syrupy",
+        "--llmjudge-cache=off",
+        "--llmjudge-timeout=20",
+        "--junitxml=out.xml",
+        "--llmjudge-model=fake-judge",
+        f"--llmjudge-base-url={url}",
+        "benchmarks",
+        *args,
+    )
+
+
+def junit_reason(pytester: pytest.Pytester) -> str:
+    tree = ElementTree.parse(pytester.path / "out.xml")
+    return next(p.get("value", "") for p in tree.iter("property") if p.get("name") == "llmjudge_reason")
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        pytest.param(lambda: (padded_gzip(8 << 20), (("Content-Encoding", "gzip"),)), id="gzip-bomb"),
+        pytest.param(lambda: (b" " * (5 << 20) + completion(), ()), id="5-MB-body"),
+    ],
+)
+def test_a_response_over_the_cap_is_an_error_naming_it(
+    pytester: pytest.Pytester, answer: tuple[str, Answer], body: Any
+) -> None:
+    url, server = answer
+    server.body, server.headers = body()
+    started = time.monotonic()
+    result = run(pytester, url)
+    out = result.stdout.str()
+    assert "judge ERROR (response-too-large)" in out and CAP_MESSAGE in out, out
+    assert "1 error" in out
+    assert time.monotonic() - started < 15
+    assert CAP_MESSAGE in junit_reason(pytester)
+
+
+def test_an_endless_body_is_read_only_up_to_the_cap(pytester: pytest.Pytester, answer: tuple[str, Answer]) -> None:
+    url, server = answer
+    server.endless = True
+    started = time.monotonic()
+    result = run(pytester, url)
+    out = result.stdout.str()
+    assert "judge ERROR (response-too-large)" in out and CAP_MESSAGE in out, out
+    assert time.monotonic() - started < 15  # not the 20 s timeout
+    assert "after 1 attempt" in out  # a retry would read another megabyte for the same answer
+
+
+def test_the_cap_is_a_setting_and_an_answer_within_it_is_read_whole(
+    pytester: pytest.Pytester, answer: tuple[str, Answer], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    url, server = answer
+    server.body, server.headers = gzip.compress(completion("x" * 3000)), (("Content-Encoding", "gzip"),)
+    assert "1 passed" in run(pytester, url).stdout.str()  # decoded by the cap's own gzip reader
+    monkeypatch.setenv("LLMJUDGE_MAX_RESPONSE_BYTES", "2000")
+    out = run(pytester, url).stdout.str()
+    assert "larger than the 2,000-byte cap" in out, out
+    out = run(pytester, url, "--llmjudge-max-response-bytes=0").stderr.str()
+    assert "--llmjudge-max-response-bytes: must be at least 1, not 0" in out
+
+
+def test_junit_keeps_a_long_reason_cut(pytester: pytest.Pytester, answer: tuple[str, Answer]) -> None:
+    url, server = answer
+    server.body = completion("why " * 50_000, passed=False)
+    run(pytester, url)
+    kept = junit_reason(pytester)
+    assert len(kept) <= REASON_LIMIT and kept.endswith("more characters]"), kept[-80:]
