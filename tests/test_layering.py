@@ -162,7 +162,7 @@ def test_each_layer_imports_only_itself_and_the_layers_before_it() -> None:
 
 @pytest.mark.parametrize(
     ("libraries", "owners"),
-    [(PYTEST_FRAMEWORK, {"glue"}), (JUDGE_LIBRARIES, {"judging"})],
+    [(PYTEST_FRAMEWORK, {"glue"}), (JUDGE_LIBRARIES, {"judging", "tasks"})],
     ids=["pytest-syrupy-xdist-only-in-glue", "pydantic-ai-and-evals-only-in-judging"],
 )
 def test_frameworks_are_imported_only_by_their_layer(libraries: set[str], owners: set[str]) -> None:

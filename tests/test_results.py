@@ -60,7 +60,9 @@ def test_every_judged_run_writes_a_new_results_file_that_validates(suite: Suite)
     assert "FAIL" in cases["says-fail"]["request"]["output"]
     (sample,) = cases["says-hello"]["samples"]
     assert sample["pass"] is True and sample["input_tokens"] > 0
-    assert data["exit_status"] == 1 and data["exit_reasons"] == ["gate failed: A-OK1"]
+    assert data["exit_status"] == 1
+    assert data["exit_reasons"] == ["gate A-OK1 failed: 95% lower bound 9.5% below 40.0%"]
+    assert "exit status 1: gate A-OK1 failed: 95% lower bound 9.5% below 40.0%" in first.stdout.str()
     assert data["command"][0] == "pytest"
     assert data["totals"]["calls"] == 2 and load_results(second_file)["totals"]["cache_hits"] == 2
 

@@ -88,14 +88,18 @@ def test_a_task_that_raises_errors_its_case_and_the_others_are_judged(suite: Sui
     path.write_text(path.read_text().replace("source_narrative: beta", "source_narrative: boom"))
     result = suite.run("benchmarks", "-rE")
     result.assert_outcomes(passed=3, errors=1)
-    result.stdout.fnmatch_lines(["*task ERROR (task-error)*app.produce:run@1 raised ValueError: the product broke*"])
+    result.stdout.fnmatch_lines(
+        ["*task ERROR (task-error)*app.produce:run@1 raised ValueError: the product broke*"]
+    )
     assert len(suite.judge_calls()) == 2
 
 
 def test_ground_truth_is_withheld_unless_the_task_asks_for_it(suite: Suite) -> None:
     write_task_suite(suite)
     path = suite.root / "benchmarks/a/T1.yaml"
-    text = path.read_text().replace("{id: c0, source_narrative: alpha}", "{id: c0, source_narrative: alpha, ground_truth: A}")
+    text = path.read_text().replace(
+        "{id: c0, source_narrative: alpha}", "{id: c0, source_narrative: alpha, ground_truth: A}"
+    )
     path.write_text(text)
     suite.run("benchmarks", "--llmjudge-results=r.json", "-k", "c0")
     assert results(suite)["benchmarks"][0]["cases"][0]["produced"]["output"]["saw_truth"] is None
@@ -144,3 +148,142 @@ def test_the_run_wide_task_serves_benchmarks_without_their_own(suite: Suite) -> 
     path.write_text(path.read_text().replace("task: app.produce:run\n", ""))
     suite.run("benchmarks", "--llmjudge-task=app.produce:run").assert_outcomes(passed=4)
     assert sorted(task_calls(suite)) == ["c0", "c1", "c2"]
+
+
+# -- a model task against a loopback OpenAI-compatible server ---------------------------------
+
+MODEL_BENCHMARK = """\
+code: M1
+concept: The answer names the narrative.
+inclusion_criteria: Apply when there is output. Flag if it is wrong.
+threshold: 0.5
+task:
+  model: openai:release-1
+  base_url: {url}/v1
+  prompt_file: prompts/extract.yaml
+  output_schema: schemas/answer.json
+  settings: {{temperature: 0}}
+  few_shot: {{n_shots: 1, seed: 7}}
+cases:
+  - {{id: shown, source_narrative: "Pt given aspirin", ground_truth: {{answer: aspirin}}}}
+  - {{id: asked, source_narrative: "Pt given heparin", inputs: {{scenario: ward}}}}
+"""
+
+PROMPT = """\
+messages:
+  - role: system
+    content: You extract medications.
+  - role: user
+    content: "Narrative: {{ source_narrative }}"
+template_variables: [source_narrative]
+"""
+
+SCHEMA = '{"type": "object", "properties": {"answer": {"type": "string"}}, "required": ["answer"]}'
+
+
+def write_model_suite(suite: Suite, url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The model task calls the loopback fake server; the judge stays the offline FunctionModel."""
+    import pydantic_ai.models
+    from conftest import JUDGE_CONFTEST
+
+    monkeypatch.setattr(pydantic_ai.models, "ALLOW_MODEL_REQUESTS", True)  # the fake server only
+    suite.pytester.makeconftest(JUDGE_CONFTEST.replace("pydantic_ai.models.ALLOW_MODEL_REQUESTS = False", ""))
+    suite.write("prompts/extract.yaml", PROMPT)
+    suite.write("schemas/answer.json", SCHEMA)
+    suite.benchmark("M1", MODEL_BENCHMARK.format(url=url))
+
+
+def test_a_model_task_sends_the_rendered_template_with_few_shot_examples(
+    suite: Suite, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from fake_openai import serve
+
+    with serve(verdict={"answer": "heparin"}) as fake:
+        write_model_suite(suite, fake.url, monkeypatch)
+        result = suite.run("benchmarks", "--llmjudge-results=r.json", "-k", "asked")
+        result.assert_outcomes(passed=1)
+        assert len(fake.completions) == 1
+        messages = fake.completions[0].body["messages"]
+        texts = [(m["role"], m["content"]) for m in messages]
+        assert texts[0] == ("system", "You extract medications.")
+        assert ("user", "Narrative: Pt given aspirin") in texts  # the few-shot example ...
+        assert ("assistant", '{"answer":"aspirin"}') in texts  # ... with its ground truth answer
+        assert texts[-1] == ("user", "Narrative: Pt given heparin")
+        assert fake.completions[0].body["model"] == "release-1"
+        produced = results(suite)["benchmarks"][0]["cases"][0]["produced"]
+        assert produced["output"] == {"answer": "heparin"} and produced["source"] == "task"
+        assert produced["input_tokens"] == 3 and produced["output_tokens"] == 2
+        # another task model is another fingerprint: the output is produced again
+        suite.run(
+            "benchmarks",
+            "-k",
+            "asked",
+            "--llmjudge-task-model=openai:candidate-2",
+            f"--llmjudge-task-base-url={fake.url}/v1",
+        ).assert_outcomes(passed=1)
+        assert [c.body["model"] for c in fake.completions] == ["release-1", "candidate-2"]
+        suite.run("benchmarks", "-k", "asked").assert_outcomes(passed=1)
+        assert len(fake.completions) == 2  # the release's output is still cached
+
+
+def test_a_template_variable_the_case_lacks_errors_that_case_naming_what_it_has(
+    suite: Suite, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from fake_openai import serve
+
+    with serve(verdict={"answer": "x"}) as fake:
+        write_model_suite(suite, fake.url, monkeypatch)
+        suite.write("prompts/extract.yaml", PROMPT.replace("source_narrative }}", "narrative }}"))
+        result = suite.run("benchmarks", "-k", "asked", "-rE")
+        result.assert_outcomes(errors=1)
+        result.stdout.fnmatch_lines(["*task ERROR (task-request)*'narrative'*source_narrative*"])
+        assert fake.completions == []
+
+
+def test_task_cache_replay_never_runs_the_task(suite: Suite) -> None:
+    write_task_suite(suite)
+    result = suite.run("benchmarks", "--llmjudge-task-cache=replay", "-rE")
+    result.assert_outcomes(passed=1, errors=3)
+    result.stdout.fnmatch_lines(["*task ERROR (task-cache-miss)*never runs a task*"])
+    assert task_calls(suite) == []
+    suite.run("benchmarks").assert_outcomes(passed=4)
+    suite.run("benchmarks", "--llmjudge-task-cache=replay").assert_outcomes(passed=4)
+    assert len(task_calls(suite)) == 3
+
+
+def test_regenerate_runs_the_task_for_cases_with_stored_outputs(suite: Suite) -> None:
+    write_task_suite(suite)
+    path = suite.root / "benchmarks/a/T1.yaml"
+    path.write_text(
+        path.read_text().replace(
+            "source_narrative: alpha}", "source_narrative: alpha, candidate_output: FAIL}"
+        )
+    )
+    suite.run("benchmarks").assert_outcomes(passed=3, failed=1)  # the stored output is judged
+    assert sorted(task_calls(suite)) == ["c1", "c2"]
+    suite.run("benchmarks", "--llmjudge-regenerate").assert_outcomes(passed=4)
+    assert sorted(task_calls(suite)) == ["c0", "c1", "c2"]
+
+
+def test_a_frozen_run_is_judged_again_with_no_task_call(suite: Suite) -> None:
+    import subprocess
+    import sys
+
+    write_task_suite(suite)
+    suite.run("benchmarks", "--llmjudge-results=r.json").assert_outcomes(passed=4)
+    command = [sys.executable, "-m", "pytest_llmjudge.cli.main", "freeze", "r.json", "--out", "frozen"]
+    frozen = subprocess.run(command, cwd=suite.root, capture_output=True, text=True, check=False)
+    assert frozen.returncode == 0, frozen.stderr
+    lines = [json.loads(line) for line in (suite.root / "frozen/T1.jsonl").read_text().splitlines()]
+    assert [(c["id"], c["candidate_output"]["echo"]) for c in lines] == [
+        ("c0", "alpha"),
+        ("c1", "beta"),
+        ("c2", "gamma"),
+    ]
+    again = subprocess.run(command, cwd=suite.root, capture_output=True, text=True, check=False)
+    assert again.returncode == 2 and "exists; pass --force" in again.stderr
+    path = suite.root / "benchmarks/a/T1.yaml"
+    path.write_text(path.read_text().split("cases:")[0] + "cases_file: frozen/T1.jsonl\n")
+    (suite.root / ".llmjudge/cache.sqlite").unlink()  # nothing cached: the outputs are the file's
+    suite.run("benchmarks").assert_outcomes(passed=4)
+    assert len(task_calls(suite)) == 3  # the first run's only

@@ -6,6 +6,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from .. import __version__
 from ..suite.errors import SpecError, display_path
@@ -34,6 +35,7 @@ def _compile(args: argparse.Namespace) -> int:
     try:
         benchmark = load_benchmark(path, display, root, allow_outside=settings.allow_outside_root)
         sections = sections_for(benchmark, root)
+        task_texts = _task_requests(benchmark, root, settings)
     except SpecError as error:
         print(error.render(), file=sys.stderr)
         return 2
@@ -53,7 +55,22 @@ def _compile(args: argparse.Namespace) -> int:
             print()
         print(f"# {benchmark.code}::{case.id}  prompt {request.digest}")
         print(render_messages(request), end="")
+        if case.id in task_texts:
+            print(f"\n# {benchmark.code}::{case.id}  task request (the output above is produced by it)")
+            print(task_texts[case.id])
     return 0
+
+
+def _task_requests(benchmark: Any, root: Path, settings: Any) -> dict[str, str]:
+    """What the benchmark's model task sends for each case (none for a Python task)."""
+    from ..judging.models import judge_label
+    from ..tasks.build import TaskOptions, build_task, task_requests
+
+    options = TaskOptions(None, settings.task_model, settings.task_base_url, settings.allow_outside_root)
+    if benchmark.spec.task is None or isinstance(benchmark.spec.task, str):
+        return {}
+    texts = task_requests(benchmark, build_task(benchmark, root, options, judge_label))
+    return {key.removeprefix("task request "): text for key, text in texts.items()}
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -98,6 +115,9 @@ def build_parser() -> argparse.ArgumentParser:
     from .runs import add_runs_parsers
 
     add_runs_parsers(commands)
+    from .freeze import add_freeze_parser
+
+    add_freeze_parser(commands)
     return parser
 
 

@@ -146,6 +146,9 @@ class PromptItem(pytest.Function):
         from ..judging.llmjudge import render_messages
 
         texts = judge_told({case_id: render_messages(r) for case_id, r in self.requests.items()})
+        from ..tasks.build import task_requests
+
+        texts.update(task_requests(self.benchmark, getattr(self.parent, "task", None)))
         if not texts:
             sections: PromptSections = self.parent.sections  # type: ignore[union-attr]
             style = _state(self.config).prompt_style(self.benchmark)
@@ -261,7 +264,9 @@ def benchmark_task(benchmark: spec.Benchmark, rootdir: Path, settings: Any) -> B
     broken one is an error at its line; a benchmark whose cases lack outputs needs one."""
     from ..tasks.build import TaskOptions, build_task
 
-    options = TaskOptions(settings.task, settings.task_model, settings.task_base_url, settings.allow_outside_root)
+    options = TaskOptions(
+        settings.task, settings.task_model, settings.task_base_url, settings.allow_outside_root
+    )
     missing = [c.id for c in benchmark.cases if c.spec.candidate_output is None]
     if benchmark.spec.task is None and settings.task is None and not missing:
         return None  # every output is stored, and no task asked for: nothing heavy to import
@@ -273,7 +278,8 @@ def benchmark_task(benchmark: spec.Benchmark, rootdir: Path, settings: Any) -> B
         raise SpecError(
             benchmark.location,
             "task",
-            f"{benchmark.code} has cases without candidate_output ({missing[0]}{more}) and no task to produce them",
+            f"{benchmark.code} has cases without candidate_output ({missing[0]}{more}) "
+            "and no task to produce them",
             "add 'task:' (a Python callable or a model with a prompt file), pass --llmjudge-task, "
             "or give each case a candidate_output",
         )

@@ -18,7 +18,7 @@ from pydantic_evals.evaluators.context import EvaluatorContext
 from pydantic_evals.otel._errors import SpanTreeRecordingError
 
 from ..suite.files import Case, CheckSpec
-from .verdict import Verdict
+from .verdict import JudgeFailure, Outcome, Verdict
 
 
 class CheckConfigError(Exception):
@@ -83,3 +83,15 @@ def run_checks(case: Case, checks: list[CheckSpec]) -> Verdict:
             )
             return Verdict(False, f"check {index} {label} failed" + (f": {why}" if why else ""), 0.0)
     return Verdict(True, f"all {len(checks)} deterministic check(s) passed", 1.0)
+
+
+def checked_outcome(case: Any) -> Outcome:
+    """The deterministic checks of a ``code`` or ``hybrid`` case (anything with a ``case`` and a
+    ``benchmark``) as its outcome; a broken check errors its case, not the run."""
+    try:
+        verdict = run_checks(case.case, list(case.benchmark.spec.checks or ()))
+    except CheckConfigError as exc:
+        return Outcome(None, JudgeFailure("check-config", str(exc)), "checks")
+    except Exception as exc:  # a check function that raises errors its case, not the run
+        return Outcome(None, JudgeFailure("check-error", f"{type(exc).__name__}: {exc}"), "checks")
+    return Outcome(verdict, None, "checks")

@@ -49,6 +49,7 @@ from pydantic_ai.settings import ModelSettings
 from pydantic_ai.tools import ToolDefinition
 
 from ..compile.request import CompiledRequest
+from .response_cap import UnreadableResponse
 from .verdict import JudgeFailure, Usage, Verdict
 
 OUTPUT_RETRIES = 2
@@ -413,6 +414,17 @@ def _refused(exc: BaseException) -> tuple[bool, str]:
     return refused, url
 
 
+def _unreadable(exc: BaseException) -> UnreadableResponse | None:
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        if isinstance(current, UnreadableResponse):
+            return current
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return None
+
+
 ERROR_TEXT_LIMIT = 200
 
 
@@ -434,6 +446,8 @@ def classify(exc: BaseException) -> JudgeFailure:
     """Map a judge-call exception to a ``JudgeFailure`` saying whether a retry can help."""
     if isinstance(exc, JudgeFailure):
         return exc
+    if (unreadable := _unreadable(exc)) is not None:  # over the response cap, maybe wrapped by the SDK
+        return unreadable.failure
     retry_after = getattr(exc, "retry_after", None)
     if isinstance(exc, ModelHTTPError):
         status = exc.status_code

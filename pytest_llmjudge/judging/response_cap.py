@@ -24,8 +24,25 @@ _ACCEPTED = "gzip, deflate"
 _WBITS = {"gzip": zlib.MAX_WBITS | 16, "x-gzip": zlib.MAX_WBITS | 16, "deflate": zlib.MAX_WBITS}
 
 
-def too_large(limit: int) -> JudgeFailure:
-    return JudgeFailure(
+class UnreadableResponse(Exception):
+    """A response the judge's HTTP client stopped reading; ``failure`` is what the case ends with.
+
+    Not a ``JudgeFailure`` itself: the HTTP and async machinery it passes through assigns to
+    ``__traceback__``, which a frozen dataclass refuses.
+    """
+
+    def __init__(self, kind: str, message: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.message = message
+
+    @property
+    def failure(self) -> JudgeFailure:
+        return JudgeFailure(self.kind, self.message)  # not transient: the next answer is as large
+
+
+def too_large(limit: int) -> UnreadableResponse:
+    return UnreadableResponse(
         "response-too-large",
         f"the judge's response is larger than the {limit:,}-byte cap "
         "(--llmjudge-max-response-bytes); the rest was not read",
@@ -113,7 +130,7 @@ class CappedTransport(httpx.AsyncBaseTransport):
         unknown = [e for e in encodings if e not in _WBITS]
         if unknown:
             await response.aclose()
-            raise JudgeFailure(
+            raise UnreadableResponse(
                 "invalid-response", f"the judge's response has content encoding {unknown[0]!r}"
             )
         if encodings:

@@ -15,7 +15,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..suite.settings import RunSettings
+from .checks import checked_outcome as run_checks
 from .judges import Judges, JudgeSetupError, endpoint
+from .samples import SAMPLE_SEPARATOR, sample_key
 from .task_pipeline import TaskPipeline
 from .verdict import JudgeFailure, Outcome
 
@@ -24,7 +26,7 @@ if TYPE_CHECKING:
     from ..suite.files import Benchmark, Case
     from .cache import VerdictCache
     from .llmjudge import JudgeConfig
-    from .scheduler import Job, Scheduler, Slots, Waiting
+    from .scheduler import Job, Scheduler, Waiting
 
 CACHE_BATCH, CACHE_BATCH_SECONDS = 64, 0.5  # verdicts per cache transaction, at most this late
 NO_MODEL_MESSAGE = (
@@ -183,6 +185,13 @@ class JudgingService:
         if self.scheduler is not None:  # the status line counts the cases the cache settled
             self.scheduler.progress.cache_hits = self.cache_hits
 
+    def samples_of(self, case: CaseToJudge) -> int:
+        """How many times ``case`` is judged (remembered until its outcome is combined)."""
+        return self._repeats.setdefault(case.nodeid, sample_count(case.benchmark, self.settings))
+
+    def start_jobs(self, jobs: list[tuple[str, Job[Outcome]]]) -> None:
+        self._scheduler().start(jobs)
+
     def judge_config(self, case: CaseToJudge) -> JudgeConfig:
         """The judge of ``case``'s benchmark, or ``JudgeSetupError`` saying why there is none."""
         from .models import ModelConfigError
@@ -195,37 +204,6 @@ class JudgingService:
             own = case.benchmark.spec.judge
             where = f"{case.benchmark.judge_model_location}: judge.model: " if own and own.model else ""
             raise JudgeSetupError(f"{where}judge model: {exc}") from None
-
-    async def judge_now(
-        self, case: CaseToJudge, config: JudgeConfig | None, sample: int, slots: Slots
-    ) -> Outcome:
-        """Judge one sample of a case whose output a task just produced: its checks, the verdict
-        cache, then the judge (on the scheduler's loop, holding a slot only while calling)."""
-        from .llmjudge import judge_once
-        from .retries import CaseJob, RetryPolicy, judge_uncached, settle_from_cache
-
-        kind = case.benchmark.spec.evaluator_type
-        if kind in {"code", "hybrid"}:
-            checked = run_checks(case)
-            if kind == "code" or not checked.verdict or not checked.verdict.passed:
-                return checked
-        assert config is not None
-        job = CaseJob(
-            case.benchmark.code,
-            case.case.id,
-            case.request,
-            partial(judge_once, config=config),
-            config.model_name,
-            config.settings,
-            sample,
-            endpoint=endpoint(config.model),
-        )
-        cache, mode = self.verdict_cache(), self.settings.cache
-        settled = settle_from_cache([job], cache, mode)[0]
-        if settled is not None:
-            return settled
-        policy = RetryPolicy(attempts=self.settings.attempts, timeout=config.settings.get("timeout", 60.0))
-        return await judge_uncached(job, slots, policy=policy, cache=cache, mode=mode)
 
     def verdict_cache(self) -> VerdictCache | None:
         """The run's verdict cache, opened on first use and closed with the run; None when off."""
@@ -303,14 +281,6 @@ class JudgingService:
         self.judges.stop()
 
 
-SAMPLE_SEPARATOR = "\0sample "
-
-
-def sample_key(nodeid: str, index: int) -> str:
-    """The name sample ``index`` of a case goes by in the scheduler (sample 0: the node id)."""
-    return f"{nodeid}{SAMPLE_SEPARATOR}{index}" if index else nodeid
-
-
 def sample_count(benchmark: Benchmark, settings: RunSettings) -> int:
     """How many times a benchmark's cases are judged: its ``judge.repeats``, else the run's."""
     from ..suite.settings import judge_setting
@@ -326,17 +296,3 @@ class _SamplesOf:
 
     def __contains__(self, key: object) -> bool:
         return isinstance(key, str) and key.split(SAMPLE_SEPARATOR, 1)[0] in self.nodeids
-
-
-def run_checks(case: CaseToJudge) -> Outcome:
-    """The deterministic checks of a ``code`` or ``hybrid`` case; a broken check errors its case."""
-    from .checks import CheckConfigError
-    from .checks import run_checks as run
-
-    try:
-        verdict = run(case.case, list(case.benchmark.spec.checks or ()))
-    except CheckConfigError as exc:
-        return Outcome(None, JudgeFailure("check-config", str(exc)), "checks")
-    except Exception as exc:  # a check function that raises errors its case, not the run
-        return Outcome(None, JudgeFailure("check-error", f"{type(exc).__name__}: {exc}"), "checks")
-    return Outcome(verdict, None, "checks")

@@ -6,17 +6,39 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import partial
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
 
+from .checks import checked_outcome as run_checks
+from .judges import endpoint
+from .samples import sample_key
 from .task_step import Planned, Produced, TaskFailed, TaskStep, with_output
 from .verdict import Outcome
 
 if TYPE_CHECKING:
     from ..compile.request import CompiledRequest
     from ..suite.files import Benchmark, Case
+    from ..suite.settings import RunSettings
+    from .cache import VerdictCache
+    from .judges import Judges
     from .llmjudge import JudgeConfig
-    from .scheduler import Slots
-    from .service import CaseToJudge, JudgingService
+    from .scheduler import Job, Slots
+
+CaseToJudge = Any  # judging.service.CaseToJudge, which imports this module
+
+
+class PipelineHost(Protocol):
+    """What the pipeline needs of the judging service."""
+
+    settings: RunSettings
+    root: Path
+    judges: Judges
+    outcomes: dict[str, Outcome]
+
+    def judge_config(self, case: CaseToJudge) -> JudgeConfig: ...
+    def samples_of(self, case: CaseToJudge) -> int: ...
+    def start_jobs(self, jobs: list[tuple[str, Job[Outcome]]]) -> None: ...
+    def verdict_cache(self) -> VerdictCache | None: ...
 
 
 @dataclass(frozen=True)
@@ -30,7 +52,7 @@ class ProducedCase:
 
 
 class TaskPipeline:
-    def __init__(self, service: JudgingService) -> None:
+    def __init__(self, service: PipelineHost) -> None:
         self.service = service
         self.step = TaskStep(service.settings, service.root, service.judges.task_model)
         self.produced: dict[str, Produced] = {}  # node id -> the output a task produced
@@ -59,7 +81,7 @@ class TaskPipeline:
 
     def _with(self, case: CaseToJudge, produced: Produced) -> ProducedCase:
         own = with_output(case.case, produced.output)
-        request: CompiledRequest = case.recompile(own)  # type: ignore[attr-defined]
+        request: CompiledRequest = case.recompile(own)
         self.produced[case.nodeid] = produced
         self.requests[case.nodeid] = request
         return ProducedCase(case.nodeid, case.benchmark, own, request)
@@ -67,22 +89,21 @@ class TaskPipeline:
     def _start(self, case: CaseToJudge, planned: Planned) -> None:
         """Jobs that run the case's task, then judge each sample as soon as the output exists."""
         from .llmjudge import load_llmjudge
-        from .service import sample_count, sample_key
 
         service = self.service
         config = None
         samples = 1
         if case.benchmark.spec.evaluator_type != "code":
             config = service.judges.with_server(service.judge_config(case))
-            samples = service._repeats.setdefault(case.nodeid, sample_count(case.benchmark, service.settings))
+            samples = service.samples_of(case)
         if planned.built.model is not None:  # a local task server starts here, not on the loop
             self.step.model_of(planned.built.model, planned.built.base_url)
         load_llmjudge()
-        jobs = [
+        jobs: list[tuple[str, Job[Outcome]]] = [
             (sample_key(case.nodeid, index), partial(self._run, case, planned, config, index))
             for index in range(samples)
         ]
-        service._scheduler().start(jobs)
+        service.start_jobs(jobs)
 
     async def _run(
         self, case: CaseToJudge, planned: Planned, config: JudgeConfig | None, sample: int, slots: Slots
@@ -92,7 +113,40 @@ class TaskPipeline:
         except TaskFailed as exc:
             return Outcome(None, exc.failure, "", False, 0)
         view = self._with(case, produced)
-        return await self.service.judge_now(view, config, sample, slots)
+        return await self.judge_now(view, config, sample, slots)
+
+    async def judge_now(
+        self, case: CaseToJudge, config: JudgeConfig | None, sample: int, slots: Slots
+    ) -> Outcome:
+        """Judge one sample of a case whose output a task just produced: its checks, the verdict
+        cache, then the judge (on the scheduler's loop, holding a slot only while calling)."""
+        from .llmjudge import judge_once
+        from .retries import CaseJob, RetryPolicy, judge_uncached, settle_from_cache
+
+        kind = case.benchmark.spec.evaluator_type
+        if kind in {"code", "hybrid"}:
+            checked: Outcome = run_checks(case)
+            if kind == "code" or not checked.verdict or not checked.verdict.passed:
+                return checked
+        assert config is not None
+        job = CaseJob(
+            case.benchmark.code,
+            case.case.id,
+            case.request,
+            partial(judge_once, config=config),
+            config.model_name,
+            config.settings,
+            sample,
+            endpoint=endpoint(config.model),
+        )
+        cache, mode = self.service.verdict_cache(), self.service.settings.cache
+        settled = settle_from_cache([job], cache, mode)[0]
+        if settled is not None:
+            return settled
+        policy = RetryPolicy(
+            attempts=self.service.settings.attempts, timeout=config.settings.get("timeout", 60.0)
+        )
+        return await judge_uncached(job, slots, policy=policy, cache=cache, mode=mode)
 
     def close(self) -> list[str]:
         """Close the output cache; what it could not write."""

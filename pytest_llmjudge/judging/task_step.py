@@ -150,10 +150,14 @@ class TaskStep:
                             model, planned.request, task.model_settings(), task.output_schema
                         )
                     else:
-                        raw = await task(_task_input(planned.benchmark, planned.case, task_sees_truth(planned.built)))
+                        raw = await task(
+                            _task_input(planned.benchmark, planned.case, task_sees_truth(planned.built))
+                        )
                 output = output_value(raw)
             except TimeoutError:
-                message = f"task {label} took longer than --llmjudge-task-timeout={self.settings.task_timeout:g}s"
+                message = (
+                    f"task {label} took longer than --llmjudge-task-timeout={self.settings.task_timeout:g}s"
+                )
                 raise TaskFailed(_failure("task-timeout", message, planned.case)) from None
             except TaskOutputError as exc:
                 raise TaskFailed(_failure("task-output", f"task {label} {exc}", planned.case)) from None

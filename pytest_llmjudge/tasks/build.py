@@ -13,7 +13,7 @@ from ..suite.files import Benchmark, load_cases
 from ..suite.reading import check_regular_file, resolve_in_root
 from ..suite.task_spec import ModelTaskSpec
 from .few_shot import Example, FewShotConfig, example_pool
-from .model_task import ModelTask, settings_json
+from .model_task import ModelTask, messages_text, settings_json
 from .prompt_template import load_prompt_template
 from .python_task import PythonTask, load_python_task
 
@@ -123,7 +123,9 @@ def _schema(path: Path, display: str, where: Location) -> str:
     try:
         schema: Any = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, ValueError) as exc:
-        raise SpecError(where, "task.output_schema", f"{display}: not a JSON schema ({exc})", "write JSON") from None
+        raise SpecError(
+            where, "task.output_schema", f"{display}: not a JSON schema ({exc})", "write JSON"
+        ) from None
     if not isinstance(schema, dict) or schema.get("type", "object") != "object":
         raise SpecError(
             where,
@@ -132,3 +134,18 @@ def _schema(path: Path, display: str, where: Location) -> str:
             'start it with {"type": "object", "properties": {...}}',
         )
     return canonical_json(schema)
+
+
+def task_requests(benchmark: Benchmark, built: BuiltTask | None) -> dict[str, str]:
+    """What a model task sends for each case, as the ``::prompt`` snapshot keeps it (system,
+    template and few-shot examples rendered); a case it cannot render shows why."""
+    if built is None or not isinstance(built.task, ModelTask):
+        return {}
+    texts = {}
+    for case in benchmark.cases:
+        try:
+            text = messages_text(built.task.request(benchmark.code, case).messages)
+        except Exception as exc:  # TemplateFieldError, FewShotError: the case's ERROR in a run
+            text = f"cannot render: {exc}"
+        texts[f"task request {case.id}"] = text
+    return texts

@@ -12,7 +12,8 @@ from typing import Any, cast
 from ..suite.files import Case
 from ..suite.hashing import canonical_json, digest
 from .few_shot import Example, FewShotConfig, select_examples
-from .prompt_template import PromptTemplate, RenderedMessage, case_fields, render_messages
+from .fields import case_fields
+from .prompt_template import PromptTemplate, RenderedMessage, render_messages
 
 
 @dataclass(frozen=True)
@@ -56,7 +57,7 @@ class ModelTask:
         """The rendered request for ``case``; raises ``TemplateFieldError`` or ``FewShotError``."""
         fields = case_fields(benchmark, case, self.sees_ground_truth)
         examples: tuple[Example, ...] = ()
-        if self.few_shot is not None and self.few_shot.n_shots:
+        if self.few_shot is not None and self.few_shot.shots:
             examples = select_examples(self.few_shot, self.pool, case.id)
         return TaskRequest(render_messages(self.template, fields, examples), tuple(e.id for e in examples))
 

@@ -8,19 +8,17 @@ import subprocess
 import sys
 from statistics import NormalDist, stdev
 
-import numpy as np
 import pytest
-import statsmodels.api as sm  # type: ignore[import-untyped]
 
 from pytest_llmjudge.gating.statistics import (
     DEFAULT_ALPHA,
     DEFAULT_MARGIN,
     LOW_EVIDENCE_VERDICTS,
+    case_rate_interval,
     compare_benchmarks,
     compare_paired,
     mcnemar_exact_p,
     minimum_detectable_effect,
-    pass_rate_interval,
     wilson_interval,
 )
 
@@ -82,100 +80,36 @@ def test_wilson_rejects_impossible_counts() -> None:
         wilson_interval(1, 4, confidence=1.0)
 
 
-# -- Pass rate with repeats -----------------------------------------------------------------------
+# -- The gated pass rate: case verdicts ------------------------------------------------------------
 
 
-def test_single_samples_use_wilson_on_the_sample_counts() -> None:
-    samples = [[True]] * 17 + [[False]] * 8
-    interval = pass_rate_interval(samples)
-    assert interval.method == "wilson"
+def test_the_gate_interval_is_wilson_over_case_verdicts() -> None:
+    interval = case_rate_interval(17, 25)
+    assert (interval.method, interval.basis) == ("wilson", "cases")
     assert interval.rate == 17 / 25
     assert (interval.low, interval.high) == pytest.approx(wilson_by_formula(17, 25), abs=1e-12)
     assert (interval.n_cases, interval.n_samples, interval.low_evidence) == (25, 25, False)
 
 
-def test_low_evidence_below_twenty_verdicts() -> None:
+def test_repeated_samples_do_not_narrow_the_interval() -> None:
+    # 4 cases of 5 samples each: 4 verdicts, not 20, so low evidence and Wilson's width for 4
+    interval = case_rate_interval(3, 4, samples=20)
+    assert (interval.low, interval.high) == pytest.approx(wilson_by_formula(3, 4), abs=1e-12)
+    assert (interval.n_cases, interval.n_samples, interval.low_evidence) == (4, 20, True)
+
+
+def test_low_evidence_below_twenty_case_verdicts() -> None:
     assert LOW_EVIDENCE_VERDICTS == 20
-    assert pass_rate_interval([[True]] * 19).low_evidence
-    assert not pass_rate_interval([[True]] * 20).low_evidence
-    # Repeats count as verdicts: 7 cases of 3 samples are 21.
-    assert not pass_rate_interval([[True, False, True]] * 7).low_evidence
-    assert pass_rate_interval([[True, True]] * 9).low_evidence
+    assert case_rate_interval(19, 19).low_evidence
+    assert not case_rate_interval(20, 20).low_evidence
+    assert case_rate_interval(7, 7, samples=21).low_evidence  # samples are not cases
 
 
-def clustered_by_ols(samples: list[list[bool]], confidence: float = 0.95) -> tuple[float, float, float]:
-    """Rate and interval from an intercept-only OLS with standard errors clustered by case."""
-    y = np.array([float(x) for case in samples for x in case])
-    groups = np.array([index for index, case in enumerate(samples) for _ in case])
-    fit = sm.OLS(y, np.ones((len(y), 1))).fit(cov_type="cluster", cov_kwds={"groups": groups})
-    rate, se = float(fit.params[0]), float(fit.bse[0])
-    z = z_quantile(1 - (1 - confidence) / 2)
-    return rate, max(0.0, rate - z * se), min(1.0, rate + z * se)
-
-
-def test_cluster_interval_matches_clustered_ols_with_equal_repeats() -> None:
-    samples = [
-        [True, True, True],
-        [True, False, True],
-        [False, False, False],
-        [True, True, False],
-        [True, True, True],
-        [False, True, False],
-        [True, True, True],
-        [True, False, False],
-    ]
-    interval = pass_rate_interval(samples)
-    rate, low, high = clustered_by_ols(samples)
-    assert interval.method == "cluster"
-    assert interval.rate == pytest.approx(rate, abs=1e-12)
-    assert (interval.low, interval.high) == pytest.approx((low, high), abs=1e-12)
-    # Equal repeats: the standard error of the per-case means.
-    means = [sum(case) / len(case) for case in samples]
-    assert interval.rate == pytest.approx(sum(means) / len(means), abs=1e-12)
-    half = z_quantile(0.975) * stdev(means) / math.sqrt(len(means))
-    assert (interval.low, interval.high) == pytest.approx((rate - half, rate + half), abs=1e-12)
-    assert (interval.n_cases, interval.n_samples) == (8, 24)
-
-
-def test_cluster_interval_matches_clustered_ols_with_unequal_repeats() -> None:
-    samples = [
-        [True],
-        [True, False, True, True],
-        [False, False],
-        [True, True, True],
-        [False],
-        [True, False, True, False, True],
-        [True, True],
-    ]
-    interval = pass_rate_interval(samples, confidence=0.9)
-    rate, low, high = clustered_by_ols(samples, confidence=0.9)
-    assert interval.method == "cluster"
-    assert interval.rate == pytest.approx(rate, abs=1e-12)
-    assert interval.rate == 12 / 18  # the mean over all samples
-    assert (interval.low, interval.high) == pytest.approx((low, high), abs=1e-12)
-
-
-def test_cluster_interval_is_clipped_to_the_unit_range() -> None:
-    samples = [[True, True]] * 9 + [[False, True]]
-    interval = pass_rate_interval(samples)
-    rate, low, high = clustered_by_ols(samples)
-    se = (rate - low) / z_quantile(0.975)
-    assert rate + z_quantile(0.975) * se > 1.0  # the unclipped interval would overshoot
-    assert (interval.low, interval.high) == pytest.approx((low, high), abs=1e-12)
-    assert interval.high == 1.0
-
-
-def test_one_case_with_repeats_says_nothing_about_other_cases() -> None:
-    interval = pass_rate_interval([[True, True, False]])
-    assert (interval.method, interval.low, interval.high) == ("cluster", 0.0, 1.0)
-    assert interval.rate == 2 / 3
-
-
-def test_no_samples() -> None:
-    interval = pass_rate_interval([])
-    assert (interval.rate, interval.low, interval.high, interval.n_samples) == (0.0, 0.0, 1.0, 0)
+def test_no_verdicts() -> None:
+    interval = case_rate_interval(0, 0)
+    assert (interval.rate, interval.low, interval.high, interval.n_cases) == (0.0, 0.0, 1.0, 0)
     assert interval.low_evidence
-    assert json.loads(json.dumps(interval.to_dict()))["method"] == "wilson"
+    assert json.loads(json.dumps(interval.to_dict()))["basis"] == "cases"
 
 
 # -- Paired comparison ----------------------------------------------------------------------------
