@@ -287,3 +287,36 @@ def test_a_frozen_run_is_judged_again_with_no_task_call(suite: Suite) -> None:
     (suite.root / ".llmjudge/cache.sqlite").unlink()  # nothing cached: the outputs are the file's
     suite.run("benchmarks").assert_outcomes(passed=4)
     assert len(task_calls(suite)) == 3  # the first run's only
+
+
+def test_the_prompt_snapshot_and_compile_show_what_a_model_task_sends(
+    suite: Suite, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import subprocess
+    import sys
+
+    write_model_suite(suite, "http://127.0.0.1:9", monkeypatch)  # never called: nothing is judged
+    result = suite.run("benchmarks", "-k", "prompt", "--snapshot-update", syrupy=True)
+    result.assert_outcomes(passed=1)
+    snapshot = (suite.root / "benchmarks/a/__snapshots__/M1.ambr").read_text()
+    assert "task request asked" in snapshot
+    assert "Narrative: Pt given aspirin" in snapshot and "Narrative: Pt given heparin" in snapshot
+    command = [sys.executable, "-m", "pytest_llmjudge.cli.main", "compile", "benchmarks/a/M1.yaml"]
+    compiled = subprocess.run(command, cwd=suite.root, capture_output=True, text=True, check=False)
+    assert compiled.returncode == 0, compiled.stderr
+    assert "M1::asked  task request" in compiled.stdout
+    assert "[assistant]\n{\"answer\":\"aspirin\"}" in compiled.stdout  # the few-shot example
+
+
+def test_lint_checks_the_variables_of_a_task_prompt_template(
+    suite: Suite, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write_model_suite(suite, "http://127.0.0.1:9", monkeypatch)
+    suite.write("prompts/extract.yaml", PROMPT.replace("[source_narrative]", "[source_narrative, unused]"))
+    import subprocess
+    import sys
+
+    command = [sys.executable, "-m", "pytest_llmjudge.cli.main", "lint", "benchmarks"]
+    linted = subprocess.run(command, cwd=suite.root, capture_output=True, text=True, check=False)
+    assert "prompts/extract.yaml:" in linted.stdout and "LJ041" in linted.stdout, linted.stdout
+    assert "'unused'" in linted.stdout

@@ -84,7 +84,8 @@ def collect_lint_file(file_path: Path, parent: pytest.Collector) -> LintFile | N
     if linter.excluded(file_path):
         return None
     if file_path.suffix in _LINTED_SUFFIXES and (
-        linter.is_rubric(file_path) or not _is_lintable_yaml(file_path)
+        linter.is_rubric(file_path)
+        or not (_is_lintable_yaml(file_path) or linter.is_task_template(file_path))
     ):
         return None
     lint_file: LintFile = LintFile.from_parent(parent, path=file_path)
@@ -107,14 +108,19 @@ def prompt_items(session: pytest.Session, items: list[pytest.Item]) -> list[Lint
     """Lint items for the prompt files the collected benchmarks use and no lint item covers yet."""
     if not any(item.path.suffix in _LINTED_SUFFIXES for item in items):
         return []  # no benchmark was collected: spare the import of the judging nodes
+    from ..lint.documents import task_prompt_file
     from .nodes import BenchmarkNode
 
     linted = {item.path.resolve() for item in items if isinstance(item, LintItem)}
     prompts: dict[Path, None] = {}
     for item in items:
         node = item.parent
-        if isinstance(node, BenchmarkNode) and node.benchmark.prompt_path is not None:
-            prompts[node.benchmark.prompt_path.resolve()] = None
+        if isinstance(node, BenchmarkNode):
+            # the judge's prompt file, and the prompt template its model task renders
+            task_prompt = task_prompt_file(node.benchmark, session.config.rootpath)
+            for path in (node.benchmark.prompt_path, task_prompt):
+                if path is not None:
+                    prompts[path.resolve()] = None
     linter = _linter(session.config)
     found: list[LintItem] = []
     for path in prompts:

@@ -118,7 +118,7 @@ def upgrade(data: dict[str, Any]) -> None:
 
 
 def validate(data: object, source: str = "results") -> None:
-    """Check ``data`` against the format-1 schema, then what a schema cannot say (real dates,
+    """Check ``data`` against the schema, then what a schema cannot say (real dates,
     unique benchmark codes and case ids); ``source`` names it in the error message."""
     if not isinstance(data, dict):
         raise ResultsFileError(f"{source}: not a results file: the top level is not a JSON object")

@@ -36,7 +36,7 @@ class Guard:
 
     def refusal(self, path: Path) -> str | None:
         """Why ``path`` must not be written over, or None."""
-        if True:
+        if self.overwrite or not path.is_file():
             return None
         target = path.resolve()
         what = self.protected.get(target)
