@@ -103,12 +103,14 @@ def test_compare_command_gives_the_same_verdict_and_exit_status(
 
 def test_compare_refuses_a_file_that_is_not_a_results_file(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
     bad = tmp_path / "bad.json"
-    bad.write_text('{"format": 2}')
+    bad.write_text('{"format": 99}')
     assert main(["compare", str(bad), str(bad)]) == 2
-    assert "results format 2 is not supported" in capsys.readouterr().err
+    assert "results format 99 is not supported" in capsys.readouterr().err
 
 
-def test_a_missing_baseline_is_an_error_line_not_a_traceback(suite: Suite) -> None:
+def test_a_missing_baseline_is_a_usage_error_not_a_traceback(suite: Suite) -> None:
     suite.benchmark("A-CMP1", benchmark(set(), 3))
     result = suite.run("--llmjudge-results", "cand.json", "--llmjudge-baseline", "nowhere.json")
-    assert "--llmjudge-baseline: " in result.stdout.str() and "Traceback" not in result.stdout.str()
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "--llmjudge-baseline: " in result.stderr.str() and "nowhere.json" in result.stderr.str()
+    assert "Traceback" not in result.stdout.str() + result.stderr.str()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 
 import numpy  # noqa: F401  (in-process pytester runs cannot import numpy a second time)
 import pytest
@@ -58,7 +59,12 @@ def test_an_unreadable_baseline_fails_a_run_that_fails_on_regression(suite: Suit
     baseline_run(suite)
     unreadable(suite, kind)
     result = suite.run(
-        "--llmjudge-results", "cand.json", "--llmjudge-baseline", "base.json", "--llmjudge-fail-on", "regression"
+        "--llmjudge-results",
+        "cand.json",
+        "--llmjudge-baseline",
+        "base.json",
+        "--llmjudge-fail-on",
+        "regression",
     )
     output = result.stdout.str()
     assert result.ret == 1, output
@@ -110,14 +116,21 @@ def calibration_lines(label: str) -> str:
     return "".join(json.dumps({"id": i, "candidate_output": "fine", "label": label}) + "\n" for i in ids)
 
 
-def test_relabelled_calibration_cases_are_no_regression(suite: Suite, capsys: pytest.CaptureFixture[str]) -> None:
+def test_relabelled_calibration_cases_are_no_regression(
+    suite: Suite, capsys: pytest.CaptureFixture[str]
+) -> None:
     suite.benchmark("A-CMP1", release(calibration_file="data/A-CMP1.jsonl"))
     suite.write("data/A-CMP1.jsonl", calibration_lines("pass"), dedent=False)
     assert suite.run("--llmjudge-results", "base.json").ret == 0
     # the humans now say fail: the judge disagrees on all eight, its verdicts are the same
     suite.write("data/A-CMP1.jsonl", calibration_lines("fail"), dedent=False)
     result = suite.run(
-        "--llmjudge-results", "cand.json", "--llmjudge-baseline", "base.json", "--llmjudge-fail-on", "regression"
+        "--llmjudge-results",
+        "cand.json",
+        "--llmjudge-baseline",
+        "base.json",
+        "--llmjudge-fail-on",
+        "regression",
     )
     output = result.stdout.str()
     assert result.ret == 0, output
@@ -141,9 +154,9 @@ def test_relabelled_calibration_cases_are_no_regression(suite: Suite, capsys: py
     assert "No case changed its verdict." in page.read_text()
 
 
-def report_cases(path: object) -> dict[str, dict]:  # type: ignore[type-arg]
+def report_cases(path: Path) -> dict[str, dict]:  # type: ignore[type-arg]
     """The case rows a report page draws its tables from, by id (calibration ids prefixed)."""
-    page = open(str(path), encoding="utf-8").read()
+    page = path.read_text(encoding="utf-8")
     block = re.search(r'<script type="application/json"[^>]*>(.*?)</script>', page, re.S)
     assert block is not None
     (benchmark,) = json.loads(block.group(1))["benchmarks"]
@@ -154,10 +167,15 @@ def test_the_report_agreement_column_reads_calibration_cases_right(suite: Suite)
     rows = {"k0": ("FAIL", "fail"), "k1": ("fine", "pass"), "k2": ("fine", "fail"), "k3": ("FAIL", "pass")}
     suite.write(
         "data/A-CMP1.jsonl",
-        "".join(json.dumps({"id": i, "candidate_output": o, "label": lab}) + "\n" for i, (o, lab) in rows.items()),
+        "".join(
+            json.dumps({"id": i, "candidate_output": o, "label": lab}) + "\n" for i, (o, lab) in rows.items()
+        ),
         dedent=False,
     )
-    labelled = "  - id: r0\n    candidate_output: FAIL\n    label: fail\n  - id: r1\n    candidate_output: fine\n    label: fail\n"
+    labelled = (
+        "  - id: r0\n    candidate_output: FAIL\n    label: fail\n"
+        "  - id: r1\n    candidate_output: fine\n    label: fail\n"
+    )
     suite.benchmark("A-CMP1", release(2, "data/A-CMP1.jsonl") + labelled)
     suite.run("--llmjudge-html", "page.html")
     cases = report_cases(suite.root / "page.html")

@@ -68,7 +68,14 @@ def snapshot(folder: Path) -> dict[str, bytes]:
 def test_replay_reads_a_read_only_cache(project: Path) -> None:
     before = snapshot(project / "mounted")
     args = ["-p", "no:cacheprovider", "-p", "no:syrupy", "--color=no", "--llmjudge-cache=replay"]
-    command = [sys.executable, "-m", "pytest", *args, "--llmjudge-cache-path=mounted/cache.sqlite", "benchmarks"]
+    command = [
+        sys.executable,
+        "-m",
+        "pytest",
+        *args,
+        "--llmjudge-cache-path=mounted/cache.sqlite",
+        "benchmarks",
+    ]
     env = {**os.environ, "HOME": str(project), "PYTHONDONTWRITEBYTECODE": "1"}
     run = subprocess.run(
         unprivileged(command), cwd=project, env=env, capture_output=True, text=True, timeout=120
@@ -78,7 +85,17 @@ def test_replay_reads_a_read_only_cache(project: Path) -> None:
     assert "2 passed" in out and "0 model call(s), 1 cache hit(s)" in out, out
     assert snapshot(project / "mounted") == before  # nothing written, no -wal or -shm made
     stats = subprocess.run(
-        unprivileged([sys.executable, "-m", "pytest_llmjudge.cli.main", "cache", "--path", "mounted/cache.sqlite", "stats"]),
+        unprivileged(
+            [
+                sys.executable,
+                "-m",
+                "pytest_llmjudge.cli.main",
+                "cache",
+                "--path",
+                "mounted/cache.sqlite",
+                "stats",
+            ]
+        ),
         cwd=project,
         env=env,
         capture_output=True,

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from pytest_llmjudge.gating.calibration import load_calibration, merge_calibration, store_calibration
 from pytest_llmjudge.gating.calibration import agreement as agreement_of
 from pytest_llmjudge.gating.calibration import confusion as confusion_of
+from pytest_llmjudge.gating.calibration import load_calibration, merge_calibration, store_calibration
 from tests.conftest import Suite
 from tests.test_calibration_run import FN, FP, TN, TP, _row, calibrated
 

@@ -4,20 +4,23 @@ ERROR naming the cap, quickly and in little memory, instead of taking the run's 
 
 from __future__ import annotations
 
+import asyncio
 import gzip
 import json
 import threading
 import time
 import zlib
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, ClassVar
 from xml.etree import ElementTree
 
+import httpx2
 import pytest
 from fake_openai import benchmark_yaml
 
+from pytest_llmjudge.judging.response_cap import CappedStream, UnreadableResponse
 from pytest_llmjudge.reporting.junit import REASON_LIMIT
 
 CAP_MESSAGE = "larger than the 1,000,000-byte cap (--llmjudge-max-response-bytes)"
@@ -147,7 +150,9 @@ def test_a_response_over_the_cap_is_an_error_naming_it(
     assert CAP_MESSAGE in junit_reason(pytester)
 
 
-def test_an_endless_body_is_read_only_up_to_the_cap(pytester: pytest.Pytester, answer: tuple[str, Answer]) -> None:
+def test_an_endless_body_is_read_only_up_to_the_cap(
+    pytester: pytest.Pytester, answer: tuple[str, Answer]
+) -> None:
     url, server = answer
     server.endless = True
     started = time.monotonic()
@@ -177,3 +182,57 @@ def test_junit_keeps_a_long_reason_cut(pytester: pytest.Pytester, answer: tuple[
     run(pytester, url)
     kept = junit_reason(pytester)
     assert len(kept) <= REASON_LIMIT and kept.endswith("more characters]"), kept[-80:]
+
+
+class _Chunks(httpx2.AsyncByteStream):
+    def __init__(self, data: bytes, size: int = 65536) -> None:
+        self.chunks = [data[i : i + size] for i in range(0, len(data), size)]
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        for chunk in self.chunks:
+            yield chunk
+
+
+def read(data: bytes, encodings: list[str], limit: int) -> list[bytes]:
+    async def collect() -> list[bytes]:
+        return [piece async for piece in CappedStream(_Chunks(data), encodings, limit)]
+
+    return asyncio.run(collect())
+
+
+def test_a_bomb_is_inflated_in_small_steps_and_stopped_at_the_cap() -> None:
+    bomb = padded_gzip(64 << 20)  # 64 MiB of spaces in about 64 KB
+    pieces: list[int] = []
+
+    async def collect() -> None:
+        async for piece in CappedStream(_Chunks(bomb), ["gzip"], 1_000_000):
+            pieces.append(len(piece))
+
+    with pytest.raises(UnreadableResponse, match="1,000,000-byte cap"):
+        asyncio.run(collect())
+    assert max(pieces) <= 1 << 16 and sum(pieces) <= 1_000_000
+
+
+@pytest.mark.parametrize(
+    ("encode", "encodings"),
+    [
+        (gzip.compress, ["gzip"]),
+        (zlib.compress, ["deflate"]),
+        (lambda data: zlib.compress(data)[2:-4], ["deflate"]),  # raw deflate, as some servers send it
+        (lambda data: gzip.compress(gzip.compress(data)), ["gzip", "gzip"]),
+        (lambda data: data, []),
+    ],
+)
+def test_an_answer_within_the_cap_is_decoded_whole(encode: Any, encodings: list[str]) -> None:
+    body = completion("y" * 200_000)
+    assert b"".join(read(encode(body), encodings, 1_000_000)) == body
+
+
+def test_model_strings_get_the_cap_too(monkeypatch: pytest.MonkeyPatch) -> None:
+    from pytest_llmjudge.judging.models import build_model
+    from pytest_llmjudge.judging.response_cap import CappedTransport
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-0123456789")
+    model: Any = build_model("openai:gpt-4o", max_response_bytes=1234)
+    transport = model.client._client._transport
+    assert isinstance(transport, CappedTransport) and transport._limit == 1234

@@ -52,7 +52,10 @@ def _wide_digit(results: Results) -> None:
 HOSTILE = {
     "deep": (_deep(100_000), "nested too deeply"),
     "deep under the parser's limit": (_deep(200), "nested deeper than 64 levels"),
-    "long integer": (json.dumps(make_results(20)).replace('"exit_status": 1', '"exit_status": ' + "9" * 5000), "4300 digits"),
+    "long integer": (
+        json.dumps(make_results(20)).replace('"exit_status": 1', '"exit_status": ' + "9" * 5000),
+        "4300 digits",
+    ),
     "impossible date": (_edited(_date), "$.finished: '2026-02-30T10:31:42Z' is not a real date"),
     "NaN rate": (_edited(_nan), "$.benchmarks[0].gate.pass_rate: NaN is not a number"),
     "duplicate case id": (_edited(_duplicate), "duplicate case id"),
@@ -83,7 +86,9 @@ def test_a_hostile_results_file_is_an_error_naming_it(
     assert not Path(page).exists()
 
 
-def test_a_null_adjusted_p_value_is_shown_as_unknown(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_null_adjusted_p_value_is_shown_as_unknown(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     baseline = make_baseline(20)
     results = make_results(20, baseline=baseline)
     for row in results["comparison"]:
@@ -92,7 +97,11 @@ def test_a_null_adjusted_p_value_is_shown_as_unknown(tmp_path: Path, capsys: pyt
     path = tmp_path / "run.json"
     path.write_text(json.dumps(results), encoding="utf-8")
     assert main(["show", str(path)]) == 0
-    row = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("  A-MED1 ") and "   -" in line)
+    row = next(
+        line
+        for line in capsys.readouterr().out.splitlines()
+        if line.startswith("  A-MED1 ") and "   -" in line
+    )
     assert row.split()[5] == "-"  # the adjusted p column
     assert main(["report", str(path), "-o", str(tmp_path / "page.html")]) == 0
 
@@ -111,7 +120,9 @@ def test_a_fifo_or_a_device_is_refused_without_reading_it(tmp_path: Path) -> Non
     os.mkfifo(fifo)
     for target in (str(fifo), "/dev/zero"):
         done = _cli("show", target, cwd=tmp_path)
-        assert done.returncode == 2 and f"{target}: cannot read results file: not a regular file" in done.stderr
+        assert (
+            done.returncode == 2 and f"{target}: cannot read results file: not a regular file" in done.stderr
+        )
     runs = tmp_path / ".llmjudge" / "runs"
     runs.mkdir(parents=True)
     os.mkfifo(runs / "20261123T103000Z-abcdef123456.json")
@@ -129,7 +140,9 @@ def test_a_fifo_or_a_device_is_refused_without_reading_it(tmp_path: Path) -> Non
 def test_a_fifo_baseline_is_a_usage_error_not_a_hang(suite: Suite) -> None:
     suite.benchmark("A-OK1", GOOD)
     os.mkfifo(suite.root / "base.json")
-    result = suite.pytester.runpytest_subprocess("-p", "no:cacheprovider", "--llmjudge-baseline", "base.json", timeout=120)
+    result = suite.pytester.runpytest_subprocess(
+        "-p", "no:cacheprovider", "--llmjudge-baseline", "base.json", timeout=120
+    )
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     assert "base.json: cannot read results file: not a regular file" in result.stderr.str()
     assert suite.judge_calls() == []
@@ -143,11 +156,11 @@ def test_the_schema_refuses_nan_for_bounded_numbers_only() -> None:
     for where in ("ci_low", "pass_rate"):
         broken = copy.deepcopy(results)
         broken["benchmarks"][0]["gate"][where] = float("nan")
-        with pytest.raises(ResultsFileError, match=f"gate.{where}: NaN is not a number"):
+        with pytest.raises(ResultsFileError, match=rf"gate\.{where}: NaN is not a number"):
             validate(broken)
     broken = copy.deepcopy(results)
     broken["settings"]["alpha"] = float("nan")
-    with pytest.raises(ResultsFileError, match="settings.alpha: NaN"):
+    with pytest.raises(ResultsFileError, match=r"settings\.alpha: NaN"):
         validate(broken)
 
 

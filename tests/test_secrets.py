@@ -10,7 +10,6 @@ import base64
 import subprocess
 import sys
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from fake_openai import FakeOpenAI, benchmark_yaml, serve

@@ -305,7 +305,7 @@ def test_the_prompt_snapshot_and_compile_show_what_a_model_task_sends(
     compiled = subprocess.run(command, cwd=suite.root, capture_output=True, text=True, check=False)
     assert compiled.returncode == 0, compiled.stderr
     assert "M1::asked  task request" in compiled.stdout
-    assert "[assistant]\n{\"answer\":\"aspirin\"}" in compiled.stdout  # the few-shot example
+    assert '[assistant]\n{"answer":"aspirin"}' in compiled.stdout  # the few-shot example
 
 
 def test_lint_checks_the_variables_of_a_task_prompt_template(
@@ -320,3 +320,23 @@ def test_lint_checks_the_variables_of_a_task_prompt_template(
     linted = subprocess.run(command, cwd=suite.root, capture_output=True, text=True, check=False)
     assert "prompts/extract.yaml:" in linted.stdout and "LJ041" in linted.stdout, linted.stdout
     assert "'unused'" in linted.stdout
+
+
+def test_under_xdist_each_case_runs_its_task_once_and_a_rerun_none(suite: Suite) -> None:
+    write_task_suite(suite)
+    suite.run("benchmarks", "-n", "2").assert_outcomes(passed=4)
+    assert sorted(task_calls(suite)) == ["c0", "c1", "c2"]
+    suite.run("benchmarks", "-n", "2").assert_outcomes(passed=4)
+    assert len(task_calls(suite)) == 3 and len(suite.judge_calls()) == 3
+
+
+def test_a_task_that_takes_too_long_is_an_error_naming_the_timeout(suite: Suite) -> None:
+    write_task_suite(suite)
+    suite.write(
+        "app/produce.py",
+        APP.format(suffix="")
+        + "\nimport time\n_run = run\n\ndef run(case):\n    time.sleep(5 if case.id == 'c1' else 0)\n    return _run(case)\n",
+    )
+    result = suite.run("benchmarks", "--llmjudge-task-timeout=0.5", "-rE")
+    result.assert_outcomes(passed=3, errors=1)
+    result.stdout.fnmatch_lines(["*task ERROR (task-timeout)*took longer than --llmjudge-task-timeout=0.5s*"])

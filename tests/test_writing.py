@@ -5,7 +5,6 @@ are from the directory pytest was run in."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import textwrap
@@ -41,7 +40,9 @@ def test_a_review_file_that_is_a_folder_is_a_line_and_the_results_are_still_writ
     (project.path / "review").mkdir()
     result = run(project, "--llmjudge-review-file=review", "--llmjudge-results=run.json")
     output = _ended_cleanly(result)
-    assert f"--llmjudge-review-file: cannot write {project.path / 'review'}: [Errno 21] Is a directory" in output
+    assert (
+        f"--llmjudge-review-file: cannot write {project.path / 'review'}: [Errno 21] Is a directory" in output
+    )
     assert json.loads((project.path / "run.json").read_text())["totals"]["cases"] == 2
     assert result.ret == 0  # 1 of 2 passes, threshold 0.5: the gate decides, as without the review file
 
@@ -50,7 +51,9 @@ def test_a_calibration_store_in_the_way_of_a_file_is_a_line(project: pytest.Pyte
     write(project, {"benchmarks/B1.yaml": bench("B1", ["PASS", "UNCERTAIN"], threshold=0.5)})
     write(project, {"data/B1.jsonl": '{"id": "k0", "candidate_output": "PASS", "label": "pass"}\n'})
     text = (project.path / "benchmarks/B1.yaml").read_text()
-    (project.path / "benchmarks/B1.yaml").write_text(text.replace("cases:", "calibration_file: data/B1.jsonl\ncases:"))
+    (project.path / "benchmarks/B1.yaml").write_text(
+        text.replace("cases:", "calibration_file: data/B1.jsonl\ncases:")
+    )
     (project.path / ".llmjudge").write_text("not a folder\n")  # the store, the review file, the runs
     result = run(project, "--llmjudge-cache=off", "--llmjudge-results=run.json")
     output = _ended_cleanly(result)
@@ -71,12 +74,15 @@ import os, resource, signal
 def pytest_sessionfinish(session):
     if os.environ.get("FULL_DISK"):
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a failed write, not a killed process
-        resource.setrlimit(resource.RLIMIT_FSIZE, (os.path.getsize("stdout") + 20_000, resource.RLIM_INFINITY))
+        room = os.path.getsize("stdout") + 20_000
+        resource.setrlimit(resource.RLIMIT_FSIZE, (room, resource.RLIM_INFINITY))
 """
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="RLIMIT_FSIZE and SIGXFSZ")
-def test_a_results_file_is_written_whole_or_not_at_all(project: pytest.Pytester) -> None:
+def test_a_results_file_is_written_whole_or_not_at_all(
+    project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
     conftest = project.path / "conftest.py"
     conftest.write_text(conftest.read_text() + textwrap.dedent(FULL_DISK))
     long = "PASS " + "x" * 1000
@@ -85,13 +91,12 @@ def test_a_results_file_is_written_whole_or_not_at_all(project: pytest.Pytester)
     assert project.runpytest_subprocess(*args).ret == 0
     whole = (project.path / "run.json").read_text()
     assert len(whole) > 40_000
-    os.environ["FULL_DISK"] = "1"
-    try:
-        result = project.runpytest_subprocess(*args, "--llmjudge-cache=off")
-    finally:
-        del os.environ["FULL_DISK"]
+    monkeypatch.setenv("FULL_DISK", "1")
+    result = project.runpytest_subprocess(*args, "--llmjudge-cache=off")
     output = _ended_cleanly(result)
-    assert f"--llmjudge-results: cannot write {project.path / 'run.json'}: [Errno 27] File too large" in output
+    assert (
+        f"--llmjudge-results: cannot write {project.path / 'run.json'}: [Errno 27] File too large" in output
+    )
     assert (project.path / "run.json").read_text() == whole  # the earlier file, not half of this one
     assert [p.name for p in project.path.glob(".run.json*")] == []  # no temporary file left
 
@@ -175,7 +180,9 @@ def test_parallel_runs_merge_the_review_file_without_losing_entries(tmp_path: Pa
     script = tmp_path / "shard.py"
     script.write_text(SHARD)
     writers = [
-        subprocess.Popen([sys.executable, str(script), f"S{n}", str(rounds), str(path)], stderr=subprocess.PIPE)
+        subprocess.Popen(
+            [sys.executable, str(script), f"S{n}", str(rounds), str(path)], stderr=subprocess.PIPE
+        )
         for n in range(shards)
     ]
     errors = [writer.communicate(timeout=60)[1].decode() for writer in writers]

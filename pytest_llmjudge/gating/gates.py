@@ -72,11 +72,11 @@ class BenchmarkGate:
     def status(self) -> str:
         """``pass``, ``fail``, ``partial`` (not every case ran), ``not scored`` (null threshold)
         or ``no verdicts``. A hard gate fails on any failing case, also in a partial run."""
+        if self.regression:  # also under a calibration-corrected rule: a regression is never excused
+            return "fail"
         if self.override is not None:
             return self.override
         if self.criticality == "hard_gate" and self.failed:
-            return "fail"
-        if self.regression:
             return "fail"
         if self.partial:
             return "partial"  # the rate of some cases decides nothing
@@ -97,11 +97,11 @@ def _pct(value: float) -> str:
 def why(gate: BenchmarkGate) -> str:
     """Why a benchmark's gate has its status, in a few words (the summary's ``detail``)."""
     status = gate.status
+    if gate.regression:
+        return gate.regression
     if gate.detail:
         return gate.detail
     if status == "fail":
-        if gate.regression:
-            return gate.regression
         if gate.criticality == "hard_gate" and gate.failed:
             return f"hard gate: {gate.failed} failing case{'s' if gate.failed != 1 else ''}"
         bound = gate.gate_rule == "lower_bound" and gate.ci_low is not None

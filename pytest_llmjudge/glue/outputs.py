@@ -57,14 +57,21 @@ def output_guard(config: pytest.Config, settings: RunSettings, path: Path) -> Gu
     return Guard(protected, OVERWRITE_FLAG, settings.overwrite)
 
 
+WRITE_ERRORS = pytest.StashKey[list[str]]()
+
+
+def write_errors(config: pytest.Config) -> list[str]:
+    """The "cannot write" lines of the review file, for the terminal summary."""
+    return config.stash.setdefault(WRITE_ERRORS, [])
+
+
 def write_review(state: RunState) -> None:
     """Update the review file; one that cannot be written is a red summary line, not a crash."""
     from ..reporting.review import write_review_file
-    from .run_results import _results
 
     path = output_path(state.config, "review_file", state.settings.review_file)
     guard = output_guard(state.config, state.settings, path)
     try:
         write_review_file(path, state.records, guard)
     except OSError as error:
-        _results(state.config).errors.append(f"--llmjudge-review-file: cannot write {path}: {error}")
+        write_errors(state.config).append(f"--llmjudge-review-file: cannot write {path}: {error}")

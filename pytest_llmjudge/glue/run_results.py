@@ -275,7 +275,9 @@ def summary_lines(state: RunState) -> list[tuple[str, dict[str, bool]]]:
     if results.comparisons is not None:
         lines.append(("", {}))
         lines += [(line, {}) for line in comparison_table(results.comparisons)]
-    for error in results.errors:
+    from .outputs import write_errors
+
+    for error in [*write_errors(state.config), *results.errors]:
         lines.append((error, {"red": True}))
     if results.path is not None:
         lines.append((f"results file: {_shown(results.path, state.config.rootpath)}", {}))

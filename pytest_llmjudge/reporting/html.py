@@ -118,9 +118,7 @@ def sorted_benchmarks(benchmarks: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def compute_flips(baseline: dict[str, Any], results: dict[str, Any]) -> list[dict[str, str]]:
     """Release cases with a verdict in both runs that changed it, paired by benchmark code and case
     id (a calibration case's result is agreement with its human label, not a verdict)."""
-    before = {
-        key: result for key, result in case_results(baseline).items() if result in ("pass", "fail")
-    }
+    before = {key: result for key, result in case_results(baseline).items() if result in ("pass", "fail")}
     return [
         {"benchmark": b["code"], "case": c["id"], "baseline": was, "candidate": c["result"]}
         for b in results["benchmarks"]

@@ -19,7 +19,7 @@ def junit_reason(reason: str, limit: int = REASON_LIMIT) -> str:
 
 def junit_properties(record: CaseRecord) -> list[tuple[str, str]]:
     verdict = {"pass": "pass", "fail": "fail", "error": "error", "skip": "skipped"}[record.result]
-    props = [("llmjudge_verdict", verdict), ("llmjudge_reason", record.reason)]
+    props = [("llmjudge_verdict", verdict), ("llmjudge_reason", junit_reason(record.reason))]
     if record.score is not None:
         props.append(("llmjudge_score", f"{record.score:g}"))
     if record.uncertain:

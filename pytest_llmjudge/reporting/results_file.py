@@ -161,11 +161,11 @@ def _beyond_schema(data: dict[str, Any]) -> str:
         # calibration cases are a set of their own: one may share its id with a release case
         seen: set[tuple[bool, str]] = set()
         for number, case in enumerate(benchmark["cases"]):
-            key = (case["calibration"], case["id"])
-            if key in seen:
+            pair = (bool(case["calibration"]), str(case["id"]))
+            if pair in seen:
                 kind = "calibration case" if case["calibration"] else "case"
                 return f"$.benchmarks[{index}].cases[{number}].id: duplicate {kind} id {case['id']!r}"
-            seen.add(key)
+            seen.add(pair)
     return ""
 
 

@@ -28,7 +28,7 @@ class RefusedTarget(OSError):
 @dataclass(frozen=True)
 class Guard:
     """What an output must not write over: any Python file, and ``protected`` (resolved path →
-    what it is, e.g. "a collected benchmark"). ``flag`` is the option that allows it anyway."""
+    what it is, e.g. "a benchmark file"). ``flag`` is the option that allows it anyway."""
 
     protected: Mapping[Path, str] = field(default_factory=dict)
     flag: str = "--force"
@@ -87,8 +87,9 @@ def make_folder(folder: Path) -> None:
     """Make ``folder`` and its parents; a file in the way is ``NotADirectoryError`` naming it."""
     try:
         folder.mkdir(parents=True, exist_ok=True)
-    except FileExistsError as error:
-        raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), error.filename) from None
+    except (FileExistsError, NotADirectoryError):
+        blocking = next((p for p in (folder, *folder.parents) if p.exists() and not p.is_dir()), folder)
+        raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), str(blocking)) from None
 
 
 def _link_new(temporary: Path, path: Path) -> None:
@@ -105,8 +106,9 @@ def _link_new(temporary: Path, path: Path) -> None:
 
 @contextlib.contextmanager
 def locked(path: Path, timeout: float = LOCK_TIMEOUT_S) -> Iterator[None]:
-    """Hold an exclusive lock on ``.<name>.lock`` beside ``path`` (``fcntl.flock``) while runs read, merge and write
-    ``path``; ``TimeoutError`` after ``timeout`` seconds of waiting. No lock where there is no fcntl."""
+    """Hold an exclusive lock on ``.<name>.lock`` beside ``path`` (``fcntl.flock``) while runs read,
+    merge and write ``path``; ``TimeoutError`` after ``timeout`` seconds of waiting. No lock where
+    there is no fcntl (Windows)."""
     if sys.platform == "win32":
         yield
         return

@@ -13,7 +13,9 @@ from pytest_llmjudge.gating.records import CaseRecord
 INTERRUPTED, INTERNAL_ERROR, USAGE_ERROR = 2, 3, 4
 
 
-def gate(code: str = "B1", passed: int = 9, failed: int = 1, errors: int = 0, **kwargs: object) -> BenchmarkGate:
+def gate(
+    code: str = "B1", passed: int = 9, failed: int = 1, errors: int = 0, **kwargs: object
+) -> BenchmarkGate:
     fields: dict[str, object] = {
         "code": code,
         "label": "",
@@ -68,7 +70,11 @@ CASES = {
         tolerated=frozenset({"B1::f0"}),
     ),
     "a failing gate fails the run": Case(
-        1, [gate(passed=7, failed=3)], 1, ["gate B1 failed: pass rate 70.0% below 80.0%"], records=records(failed=3)
+        1,
+        [gate(passed=7, failed=3)],
+        1,
+        ["gate B1 failed: pass rate 70.0% below 80.0%"],
+        records=records(failed=3),
     ),
     # a pass rate of 100% decides nothing when the calibration does not trust the judge
     "an untrusted judge fails the run": Case(
@@ -104,7 +110,9 @@ CASES = {
     "an internal error with an untrusted judge keeps its status": Case(
         INTERNAL_ERROR, [UNTRUSTED], INTERNAL_ERROR, ["gate B1 failed", "pytest stopped with exit status 3"]
     ),
-    "a usage error keeps its status": Case(USAGE_ERROR, [], USAGE_ERROR, ["pytest stopped with exit status 4"]),
+    "a usage error keeps its status": Case(
+        USAGE_ERROR, [], USAGE_ERROR, ["pytest stopped with exit status 4"]
+    ),
     "a broken file fails a run whose gates pass": Case(
         0, [gate(failed=0)], 1, ["a benchmark or rubric file did not load"], broken=True
     ),
@@ -155,3 +163,20 @@ def test_decide_exit(case: Case) -> None:
     found = iter(decision.reasons)
     for wanted in case.reasons:  # in order, each within one reason
         assert any(wanted in reason for reason in found), (wanted, decision.reasons)
+
+
+def test_a_regression_fails_a_gate_that_a_corrected_rate_passes() -> None:
+    from pytest_llmjudge.gating.gates import why
+
+    regressed = gate(override="pass", detail="corrected pass rate 0.950", regression="regression: p=0.01")
+    assert regressed.status == "fail" and why(regressed) == "regression: p=0.01"
+    decision = decide_exit(
+        0,
+        benchmarks=[regressed],
+        rubrics=[],
+        broken=False,
+        snapshot_failed=False,
+        failed_nodeids=set(),
+        records=[],
+    )
+    assert decision.status == 1

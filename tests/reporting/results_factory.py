@@ -80,7 +80,7 @@ def make_results(cases: int = 60, *, seed: int = 7, baseline: Results | None = N
     rng = random.Random(seed)
     benchmarks = [_benchmark(spec, max(2, round(cases * spec.share)), rng) for spec in SPECS]
     results: Results = {
-        "format": 1,
+        "format": 2,
         "started": "2026-11-23T10:30:00Z",
         "finished": "2026-11-23T10:31:42.517Z",
         "plugin_version": "0.1.0",
@@ -242,6 +242,15 @@ def _case(spec: BenchmarkSpec, index: int, rng: random.Random) -> dict[str, Any]
             "expected": json.dumps({"medications": drugs}, indent=2),
         },
         "samples": samples,
+        "produced": {
+            "source": "case file",
+            "output": {"medications": drugs if passed else drugs[:1]},
+            "task": None,
+            "fingerprint": None,
+            "latency": None,
+            "input_tokens": 0,
+            "output_tokens": 0,
+        },
     }
 
 

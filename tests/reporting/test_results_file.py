@@ -90,7 +90,7 @@ def test_a_missing_key_is_caught() -> None:
 @pytest.mark.parametrize(
     ("data", "expected"),
     [
-        ({**make_results(), "format": 2}, "results format 2 is not supported (this version reads format 1)"),
+        ({**make_results(), "format": 3}, "results format 3 is not supported (this version reads format 2)"),
         ({"benchmarks": []}, "not a results file: no 'format' key"),
         ([1, 2], "not a results file: the top level is not a JSON object"),
     ],
@@ -101,6 +101,17 @@ def test_other_formats_and_other_files_are_refused(tmp_path: Path, data: Any, ex
     with pytest.raises(ResultsFileError) as caught:
         load_results(path)
     assert str(caught.value) == f"{path}: {expected}"
+
+
+def test_a_format_1_file_is_read_as_format_2_with_no_produced_outputs(tmp_path: Path) -> None:
+    older = make_results()
+    older["format"] = 1
+    for benchmark in older["benchmarks"]:
+        for case in benchmark["cases"]:
+            del case["produced"]
+    loaded = load_results(write(tmp_path, older))
+    assert loaded["format"] == FORMAT == 2
+    assert {case["produced"] for b in loaded["benchmarks"] for case in b["cases"]} == {None}
 
 
 def test_broken_json_names_the_file_line_and_column(tmp_path: Path) -> None:

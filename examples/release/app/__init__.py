@@ -1,0 +1,1 @@
+"""The system under test of the release example: a tiny, deterministic vital-signs extractor."""
