@@ -332,11 +332,8 @@ def test_under_xdist_each_case_runs_its_task_once_and_a_rerun_none(suite: Suite)
 
 def test_a_task_that_takes_too_long_is_an_error_naming_the_timeout(suite: Suite) -> None:
     write_task_suite(suite)
-    suite.write(
-        "app/produce.py",
-        APP.format(suffix="")
-        + "\nimport time\n_run = run\n\ndef run(case):\n    time.sleep(5 if case.id == 'c1' else 0)\n    return _run(case)\n",
-    )
+    slow = "\nimport time\n_run = run\n\ndef run(case):\n    time.sleep(5 if case.id == 'c1' else 0)\n"
+    suite.write("app/produce.py", APP.format(suffix="") + slow + "    return _run(case)\n")
     result = suite.run("benchmarks", "--llmjudge-task-timeout=0.5", "-rE")
     result.assert_outcomes(passed=3, errors=1)
     result.stdout.fnmatch_lines(["*task ERROR (task-timeout)*took longer than --llmjudge-task-timeout=0.5s*"])

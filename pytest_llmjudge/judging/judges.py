@@ -176,7 +176,8 @@ class Judges:
             else:
                 allowed = (self.settings.base_url or "", self.settings.task_base_url or "")
                 send_key = base_url is None or key_allowed(base_url, allowed)
-                model = build_model(value, base_url, send_key=send_key)
+                limit = self.settings.max_response_bytes
+                model = build_model(value, base_url, send_key=send_key, max_response_bytes=limit)
             self._task_models[key] = model
         return self._task_models[key]
 

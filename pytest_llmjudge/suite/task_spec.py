@@ -47,7 +47,8 @@ class FewShotSpec(_Strict):
     def _counts(cls, value: Any) -> Any:
         if isinstance(value, dict) and not value:
             raise ValueError(
-                f"per-class counts name no class{HINT_SEPARATOR}write random, balanced or {{pass: 2, fail: 1}}"
+                f"per-class counts name no class{HINT_SEPARATOR}"
+                "write random, balanced or {pass: 2, fail: 1}"
             )
         return value
 
