@@ -39,7 +39,7 @@ _HELP = {
     "corrected or corrected_lower_bound (the same for the rate corrected by the judge's calibration)",
     "results": "results file of the run; " + _RELATIVE + " (default .llmjudge/runs/<UTC time>-<digest>.json)",
     "html": "also write the run's HTML report to this path; " + _RELATIVE,
-    "baseline": "results file of an earlier run to compare this run with, case by case",
+    "baseline": "results file of an earlier run to compare this run with, case by case; " + _RELATIVE,
     "margin": "smallest pass-rate change the baseline comparison must be able to detect",
     "alpha": "significance level of the baseline comparison (Holm-adjusted across benchmarks)",
     "fail_on": "'regression': a significant regression against the baseline fails its benchmark's gate",

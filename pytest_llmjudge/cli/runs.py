@@ -79,14 +79,18 @@ def summary_lines(data: dict[str, Any]) -> list[str]:
     lines += ["", "pass rates with 95% intervals:"]
     for b in data["benchmarks"]:
         gate = b["gate"]
-        verdicts = sum(
-            len(c["samples"]) or 1
-            for c in b["cases"]
-            if c["result"] in ("pass", "fail") and not c["calibration"]  # calibration cases are not gated
-        )
+        # the gate's rate and interval are over case verdicts; calibration cases are not gated
+        judged = [c for c in b["cases"] if c["result"] in ("pass", "fail") and not c["calibration"]]
+        samples = sum(len(c["samples"]) or 1 for c in judged)
         lines.append(
             interval_line(
-                b["code"], gate["pass_rate"], gate["ci_low"], gate["ci_high"], verdicts, b["gate_rule"]
+                b["code"],
+                gate["pass_rate"],
+                gate["ci_low"],
+                gate["ci_high"],
+                len(judged),
+                b["gate_rule"],
+                samples,
             )
         )
     flaky = [(b["code"], c) for b in data["benchmarks"] for c in b["cases"] if c["flaky"]]

@@ -134,7 +134,9 @@ def _benchmark(items: list[CaseRecord], folder: Path | None, seed: int) -> Bench
             )
         elif stale_calibration(folder, code, fingerprint):
             note = STALE
-    wanted = any(value is not None for value in minimums.values()) or gate_rule_of(items[0]) == "corrected"
+    wanted = (
+        any(value is not None for value in minimums.values()) or gate_rule_of(items[0]) in CORRECTED_RULES
+    )
     if not pairs and not note and not wanted:
         return None
     agree = agreement(confusion(pairs))

@@ -34,7 +34,8 @@ class RunState(Protocol):
 
 
 def output_path(config: pytest.Config, name: str, value: str) -> Path:
-    """Where the output setting ``name`` (results, html, review_file) of ``value`` is written."""
+    """Where the path setting ``name`` (results, html, review_file; baseline) of ``value`` is:
+    from the command line or the environment, relative to where pytest ran; else the rootdir."""
     given = config.getoption(f"llmjudge_{name}") is not None or bool(os.environ.get(env_variable(name)))
     return (config.invocation_params.dir if given else config.rootpath) / value
 

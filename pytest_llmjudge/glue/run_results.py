@@ -109,10 +109,11 @@ def read_baseline(config: pytest.Config, settings: RunSettings) -> None:
     if settings.baseline is None:
         return
     from ..reporting.results_file import ResultsFileError, load_results
+    from .outputs import output_path
 
     results = _results(config)
-    try:
-        results.baseline = load_results(config.rootpath / settings.baseline)
+    try:  # a path on the command line is relative to where pytest ran, as the output paths
+        results.baseline = load_results(output_path(config, "baseline", settings.baseline))
     except ResultsFileError as error:
         if settings.fail_on != "regression":
             raise pytest.UsageError(f"--llmjudge-baseline: {error}") from None
