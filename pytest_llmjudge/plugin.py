@@ -1,4 +1,4 @@
-"""pytest hooks and options. Each hook hands off to ``glue.run_state.RunState`` or ``glue.nodes``."""
+"""pytest hooks and options. Each hook hands off to the run's plugins (``glue.host``) or ``glue.nodes``."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from . import hookspecs
+from .glue.host import start_run
 from .glue.run_results import read_baseline, started
-from .glue.run_state import RunState
 from .glue.stash import STATE
 from .suite.detect import is_benchmark_file
 from .suite.settings import DEFAULTS, env_variable, resolve
@@ -42,7 +42,8 @@ _HELP = {
     "baseline": "results file of an earlier run to compare this run with, case by case; " + _RELATIVE,
     "margin": "smallest pass-rate change the baseline comparison must be able to detect",
     "alpha": "significance level of the baseline comparison (Holm-adjusted across benchmarks)",
-    "fail_on": "'regression': a significant regression against the baseline fails its benchmark's gate",
+    "fail_on": "'regression': a significant regression against the baseline fails its benchmark's gate; "
+    "'worse': in pairwise mode, a candidate significantly worse than the baseline does",
     "min_tpr": "judge trust: least share of human-pass cases the judge must pass (judge.min_tpr wins)",
     "min_tnr": "judge trust: least share of human-fail cases the judge must fail (judge.min_tnr wins)",
     "min_labels": "judge trust: least number of human-labelled cases (judge.min_labels wins)",
@@ -126,6 +127,16 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "not judged). Env LLMJUDGE_REGENERATE.",
     )
     parser.addini("llmjudge_regenerate", "run tasks for every case (see --llmjudge-regenerate)", default=None)
+    group.addoption(
+        "--llmjudge-pairwise",
+        action="store_const",
+        const=True,
+        dest="llmjudge_pairwise",
+        default=None,
+        help="judge each llm_judge case's output against its baseline output (the case's baseline_output, "
+        "else the --llmjudge-baseline run's), in both orders. Env LLMJUDGE_PAIRWISE.",
+    )
+    parser.addini("llmjudge_pairwise", "pairwise mode (see --llmjudge-pairwise)", default=None)
     parser.addini(
         "llmjudge_paths",
         "folder names whose benchmark YAML files are collected (default: benchmarks)",
@@ -147,9 +158,8 @@ def pytest_configure(config: pytest.Config) -> None:
     if not hasattr(config, "workerinput"):
         read_baseline(config, settings)  # an unreadable baseline stops the run before any judging
     started(config)
-    state = RunState(config, settings)
+    state = start_run(config, settings)
     config.stash[STATE] = state
-    config.pluginmanager.register(state, "llmjudge-session")
     controller = bool(config.getoption("numprocesses", None)) and not hasattr(config, "workerinput")
     model = settings.model or ""
     if controller and model.split(":", 1)[0] == "local" and settings.cache != "replay":

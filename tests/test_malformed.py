@@ -138,7 +138,7 @@ MALFORMED: dict[str, Malformed] = {
     ),
     "case-key-typo": Malformed(
         bench("cases:\n  - id: a\n    candidate_outptu: hello\n"),
-        f"{BAD}:6:5: cases[0].candidate_outptu: unknown key 'candidate_outptu' (and 1 more problem)",
+        f"{BAD}:6:5: cases[0].candidate_outptu: unknown key 'candidate_outptu'",
         "did you mean 'candidate_output'?",
     ),
     "case-label-typo": Malformed(
@@ -159,8 +159,9 @@ MALFORMED: dict[str, Malformed] = {
     ),
     "case-missing-candidate-output": Malformed(
         bench("cases:\n  - id: a\n    source_narrative: Pt denies pain.\n"),
-        f"{BAD}:5:5: cases[0].candidate_output: required field is missing",
-        "add 'candidate_output:' to this entry",
+        f"{BAD}:2:1: task: A-BAD has cases without candidate_output (a) and no task to produce them",
+        "add 'task:' (a Python callable or a model with a prompt file), pass --llmjudge-task, "
+        "or give each case a candidate_output",
     ),
     "case-missing-id": Malformed(
         bench("cases:\n  - candidate_output: hello\n"),
@@ -291,10 +292,10 @@ MALFORMED: dict[str, Malformed] = {
     "jsonl-invalid-case": Malformed(
         {
             BAD: HEAD + "cases_file: data/A-BAD.jsonl\n",
-            "data/A-BAD.jsonl": '{"id": "a", "candidate_output": "x"}\n{"id": "b", "label": "pass"}\n',
+            "data/A-BAD.jsonl": '{"id": "a", "candidate_output": "x"}\n{"id": "b", "lable": "pass"}\n',
         },
-        "data/A-BAD.jsonl:2:1: candidate_output: required field is missing",
-        "add 'candidate_output:' to this entry",
+        "data/A-BAD.jsonl:2:1: lable: unknown key 'lable'",
+        "did you mean 'label'?",
     ),
     "jsonl-not-utf8": Malformed(
         {

@@ -116,10 +116,11 @@ def compare_files(
     baseline: dict[str, Any], candidate: dict[str, Any], *, margin: float, alpha: float
 ) -> list[dict[str, Any]]:
     """The per-benchmark comparison of two results files, as the results file records it."""
+    from ..gating.run_verdict import release_verdicts_of_results
     from ..gating.statistics import compare_benchmarks
-    from ..reporting.run_summary import paired_cases, verdicts_of
 
-    pairs = paired_cases(baseline, verdicts_of(candidate))
+    before, now = release_verdicts_of_results(baseline), release_verdicts_of_results(candidate)
+    pairs = {code: (before[code], verdicts) for code, verdicts in now.items() if code in before}
     return [c.to_dict() for c in compare_benchmarks(pairs, margin=margin, alpha=alpha)]
 
 

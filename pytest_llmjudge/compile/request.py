@@ -164,26 +164,39 @@ def _pass_rule(count: int) -> str:
     return f"Set pass = true only if all conditions 1–{count} hold. Otherwise set pass = false."
 
 
+def check_style(style: str) -> None:
+    """Raise ``ValueError`` for a prompt style that no template answers in."""
+    if style not in STYLES:
+        raise ValueError(f"unknown prompt style {style!r}; use one of {', '.join(STYLES)}")
+
+
+def rubric_context(sections: PromptSections, code: str) -> dict[str, Any]:
+    """The behavior sections as ``rubric.md.j2`` (and the templates extending it) take them."""
+    failures, passes = _split_examples(sections.examples)
+    return {
+        "behavior": sections.behavior or code,
+        "description": sections.description,
+        "include": sections.include,
+        "ignore": sections.ignore,
+        "automatic_fail_header": sections.automatic_fail_header,
+        "automatic_fail": sections.automatic_fail,
+        "pass_conditions": sections.pass_conditions,
+        "acceptable_variations": sections.acceptable_variations,
+        "uncertainty_policy": sections.uncertainty_policy or DEFAULT_UNCERTAINTY,
+        "examples": failures,
+        "pass_examples": passes,
+        "notes": dict(sections.notes),
+        "pass_rule": _pass_rule(len(sections.pass_conditions)),
+    }
+
+
 @lru_cache(maxsize=256)  # every case of a benchmark gets the same rubric: render it once
 def compile_rubric(sections: PromptSections, code: str, style: str = DEFAULT_STYLE) -> str:
     """The LLMJudge rubric: every behavior section, none of SYSTEM or INPUTS."""
-    if style not in STYLES:
-        raise ValueError(f"unknown prompt style {style!r}; use one of {', '.join(STYLES)}")
+    check_style(style)
     return render(
         "rubric.md.j2",
-        behavior=sections.behavior or code,
-        description=sections.description,
-        include=sections.include,
-        ignore=sections.ignore,
-        automatic_fail_header=sections.automatic_fail_header,
-        automatic_fail=sections.automatic_fail,
-        pass_conditions=sections.pass_conditions,
-        acceptable_variations=sections.acceptable_variations,
-        uncertainty_policy=sections.uncertainty_policy or DEFAULT_UNCERTAINTY,
-        examples=_split_examples(sections.examples)[0],
-        pass_examples=_split_examples(sections.examples)[1],
-        notes=dict(sections.notes),
-        pass_rule=_pass_rule(len(sections.pass_conditions)),
+        **rubric_context(sections, code),
         # the style decides how the judge answers: a prompt file's own OUTPUT block is not sent
         output_instruction=render(f"output_{style}.j2").strip(),
     )

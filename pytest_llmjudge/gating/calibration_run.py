@@ -35,13 +35,12 @@ STALE = "calibration is for another judge (model, settings or compiled instructi
 def fingerprint_of(record: CaseRecord) -> str:
     """The judge fingerprint of a judged record (model label, settings, compiled-instructions
     digest), or "" when no judge decided it."""
-    judge = record.judge or {}
-    found = judge.get("fingerprint") or {}
-    return str(found.get("fingerprint") or "")
+    found = record.judge.fingerprint if record.judge else None
+    return found.fingerprint if found else ""
 
 
 def gate_rule_of(record: CaseRecord) -> str:
-    return str((record.judge or {}).get("gate") or "point")
+    return (record.judge.gate if record.judge else "") or "point"
 
 
 @dataclass(frozen=True)

@@ -1,10 +1,86 @@
-"""Per-case records: what one case item reported (they travel in pytest reports, also from xdist
-workers, as plain dicts)."""
+"""Per-case records: what one case item reported. Typed here; they travel in pytest reports,
+also from xdist workers, as plain dicts (``asdict`` and ``CaseRecord.from_dict``)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields, is_dataclass
 from typing import Any
+
+
+@dataclass(frozen=True)
+class SampleRecord:
+    """One judge sample of a case (a results-file ``sample``)."""
+
+    index: int
+    passed: bool | None  # None: it errored
+    reason: str = ""
+    score: float | None = None
+    uncertain: bool = False
+    cached: bool = False
+    input_tokens: int = 0
+    output_tokens: int = 0
+    latency_s: float | None = None
+    error: str | None = None
+
+    def to_results(self) -> dict[str, Any]:
+        return {
+            "index": self.index,
+            "pass": self.passed,
+            "reason": self.reason,
+            "score": self.score,
+            "uncertain": self.uncertain,
+            "cached": self.cached,
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "latency_s": self.latency_s,
+            "error": self.error,
+        }
+
+
+@dataclass(frozen=True)
+class JudgeFingerprint:
+    """What makes a judge this judge: calibrations are stored and looked up under ``fingerprint``."""
+
+    model: str
+    settings: dict[str, Any]
+    instructions_digest: str
+    fingerprint: str
+
+
+@dataclass(frozen=True)
+class JudgeFacts:
+    """How a case's benchmark is judged (the same for every case of a benchmark)."""
+
+    evaluator_type: str = "llm_judge"
+    repeats: int = 1
+    reduce: str = "majority"
+    gate: str = "point"
+    temperature: float | None = None
+    fingerprint: JudgeFingerprint | None = None  # None when no judge decided the case
+    instructions: str = ""
+    rubric: str = ""
+
+
+@dataclass(frozen=True)
+class RequestText:
+    """The case's own part of its compiled judge request, as sent."""
+
+    input: str
+    output: str
+    expected: str
+
+
+@dataclass(frozen=True)
+class ProducedOutput:
+    """The output a case was judged on, and where it came from (``case file``, ``task``, ``task cache``)."""
+
+    source: str
+    output: Any
+    task: str | None = None
+    fingerprint: str | None = None
+    latency: float | None = None
+    input_tokens: int = 0
+    output_tokens: int = 0
 
 
 @dataclass(frozen=True)
@@ -43,14 +119,33 @@ class CaseRecord:
     case_label: str | None = None  # the human label of the case, if any
     flaky: bool = False  # repeated samples disagree
     stability: float | None = None  # share of samples agreeing with the verdict
-    samples: tuple[dict[str, Any], ...] = ()  # each judge sample (results-file ``sample`` objects)
-    judge: dict[str, Any] | None = None  # model, settings, repeats, reduce, gate rule, instructions
-    request: dict[str, str] | None = None  # the case's input, output and expected text
-    produced: dict[str, Any] | None = None  # the output judged, and where it came from (a task?)
+    samples: tuple[SampleRecord, ...] = ()  # each judge sample
+    judge: JudgeFacts | None = None
+    request: RequestText | None = None
+    produced: ProducedOutput | None = None  # the output judged, and where it came from
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> CaseRecord:
-        fields = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
-        fields["samples"] = tuple(fields.get("samples", ()))
-        fields["retried"] = tuple(fields.get("retried", ()))
-        return cls(**fields)
+        """The record of ``asdict(record)`` (as it arrives from an xdist worker)."""
+        known = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
+        known["samples"] = tuple(_typed(SampleRecord, s) for s in known.get("samples", ()))
+        known["retried"] = tuple(known.get("retried", ()))
+        for name, kind in (("judge", JudgeFacts), ("request", RequestText), ("produced", ProducedOutput)):
+            if known.get(name) is not None:
+                known[name] = _typed(kind, known[name])
+        return cls(**known)
+
+
+def _typed(kind: type[Any], value: Any) -> Any:
+    """A dataclass of ``kind`` from its ``asdict`` form (nested ones too); an instance as it is."""
+    if is_dataclass(value):
+        return value
+    values = {}
+    for item in fields(kind):
+        if item.name not in value:
+            continue
+        inner = value[item.name]
+        if item.name == "fingerprint" and kind is JudgeFacts and isinstance(inner, dict):
+            inner = _typed(JudgeFingerprint, inner)
+        values[item.name] = inner
+    return kind(**values)

@@ -39,8 +39,11 @@ def _clip(value: float, low: float, high: float) -> float:
     return min(high, max(low, value))
 
 
-def wilson_interval(successes: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
-    """Wilson score interval for ``successes`` out of ``n``; (0, 1) when there is nothing to go on."""
+def wilson_interval(successes: float, n: int, confidence: float = 0.95) -> tuple[float, float]:
+    """Wilson score interval for ``successes`` out of ``n``; (0, 1) when there is nothing to go on.
+
+    ``successes`` may hold halves: a pairwise win rate counts each tie as half a win.
+    """
     _check_probability("confidence", confidence)
     if not 0 <= successes <= n:
         raise ValueError(f"need 0 <= successes <= n, got {successes} of {n}")
@@ -166,6 +169,15 @@ def mcnemar_exact_p(b: int, c: int) -> float:
     return float(binomtest(b, b + c, 0.5, alternative="two-sided").pvalue)
 
 
+def holm_adjusted(p_values: Sequence[float]) -> list[float]:
+    """Holm–Bonferroni adjusted p-values, in the order given (compare each with alpha)."""
+    if not p_values:
+        return []
+    from statsmodels.stats.multitest import multipletests  # type: ignore[import-untyped]
+
+    return [float(p) for p in multipletests(list(p_values), method="holm")[1]]
+
+
 def minimum_detectable_effect(differences: Sequence[int], *, alpha: float, power: float) -> float:
     """The smallest |candidate − baseline| this run could detect; ``inf`` when none.
 
@@ -278,14 +290,12 @@ def compare_benchmarks(
     ]
     if not comparisons:
         return []
-    from statsmodels.stats.multitest import multipletests  # type: ignore[import-untyped]
-
-    adjusted = multipletests([comp.p_value for comp in comparisons], alpha=alpha, method="holm")[1]
+    adjusted = holm_adjusted([comp.p_value for comp in comparisons])
     return [
         replace(
             comp,
-            p_adjusted=float(p),
-            verdict=_verdict(float(p), comp.difference, comp.mde, alpha=alpha, margin=margin),
+            p_adjusted=p,
+            verdict=_verdict(p, comp.difference, comp.mde, alpha=alpha, margin=margin),
         )
         for comp, p in zip(comparisons, adjusted, strict=True)
     ]

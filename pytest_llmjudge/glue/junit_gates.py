@@ -1,7 +1,8 @@
-"""The run's gates as properties of ``--junitxml``'s testsuite, so CI dashboards show them.
+"""The run's verdict as properties of ``--junitxml``'s testsuite, so CI dashboards show it: each
+gate with its detail, the exit status and its reasons, in the words of the terminal.
 
-pytest's junitxml plugin writes its file in its own ``pytest_sessionfinish``: the gates are
-added to it from the run state's ``tryfirst`` session-finish hook, which computes them first.
+pytest's junitxml plugin writes its file in its own ``pytest_sessionfinish``: the verdict is
+added to it from the gating plugin's ``tryfirst`` session-finish hook, which decides it first.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import pytest
 from _pytest.junitxml import xml_key
 
 from ..gating.gates import BenchmarkGate, RubricGate, why
+from ..gating.run_verdict import RunVerdict
 
 
 def gate_properties(
@@ -28,12 +30,18 @@ def gate_properties(
     ]
 
 
-def add_gates(
-    config: pytest.Config, benchmarks: Sequence[BenchmarkGate], rubrics: Sequence[RubricGate]
-) -> None:
-    """Add the gates to the JUnit XML file this run writes, if it writes one."""
+def verdict_properties(verdict: RunVerdict) -> list[tuple[str, str]]:
+    """The gates, then ``llmjudge_exit_status`` and one ``llmjudge_exit_reason`` per reason."""
+    gates = gate_properties(verdict.gates.benchmarks, verdict.gates.rubrics)
+    return [*gates, ("llmjudge_exit_status", str(verdict.status))] + [
+        ("llmjudge_exit_reason", reason) for reason in verdict.reasons
+    ]
+
+
+def add_verdict(config: pytest.Config, verdict: RunVerdict) -> None:
+    """Add the verdict to the JUnit XML file this run writes, if it writes one."""
     xml = config.stash.get(xml_key, None)
     if xml is None:
         return
-    for name, text in gate_properties(benchmarks, rubrics):
+    for name, text in verdict_properties(verdict):
         xml.add_global_property(name, text)

@@ -6,9 +6,9 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from ..gating.records import CaseRecord
+from ..gating.records import CaseRecord, JudgeFacts, JudgeFingerprint, ProducedOutput, RequestText
 from ..judging.verdict import Verdict
-from ..reporting.results_writer import sample_dicts
+from ..reporting.results_writer import sample_records
 
 if TYPE_CHECKING:
     from ..judging.verdict import Outcome
@@ -78,16 +78,21 @@ def case_record(item: pytest.Item, report: pytest.TestReport) -> CaseRecord | No
     )
 
 
-def produced_field(item: CaseItem) -> dict[str, Any] | None:
+def produced_field(item: CaseItem) -> ProducedOutput | None:
     """The output the case was judged on and where it came from (results ``produced``)."""
     produced = item.produced
     if produced is not None:
-        return {**produced.to_dict(), "output": produced.output}
+        return ProducedOutput(
+            produced.source,
+            produced.output,
+            produced.task or None,
+            produced.fingerprint or None,
+            produced.latency,
+            produced.input_tokens,
+            produced.output_tokens,
+        )
     output = item.case.spec.candidate_output
-    if output is None:
-        return None  # its task gave no output
-    empty = {"task": None, "fingerprint": None, "latency": None, "input_tokens": 0, "output_tokens": 0}
-    return {"source": "case file", "output": output, **empty}
+    return None if output is None else ProducedOutput("case file", output)  # None: its task gave none
 
 
 def repeat_fields(item: CaseItem, outcome: Outcome | None) -> dict[str, Any]:
@@ -98,9 +103,11 @@ def repeat_fields(item: CaseItem, outcome: Outcome | None) -> dict[str, Any]:
     from ..suite.settings import judge_setting
 
     b, request = item.benchmark, item.request
-    settings: RunSettings = item.config.pluginmanager.getplugin("llmjudge-session").settings
-    samples = sample_dicts(outcome)
-    verdicts = [Sample(bool(s["pass"]), s["score"]) for s in samples if s["pass"] is not None]
+    from .stash import run_host
+
+    settings: RunSettings = run_host(item.config).settings
+    samples = sample_records(outcome)
+    verdicts = [Sample(bool(s.passed), s.score) for s in samples if s.passed is not None]
     rule = str(judge_setting(b, settings, "reduce"))
     reduction = reduce_samples(verdicts, rule) if verdicts and len(verdicts) == len(samples) else None
     choice = JudgeChoice.of(b, settings)
@@ -113,27 +120,24 @@ def repeat_fields(item: CaseItem, outcome: Outcome | None) -> dict[str, Any]:
         "flaky": bool(reduction and reduction.flaky),
         "stability": reduction.stability if reduction else None,
         "samples": samples,
-        "judge": {
-            "evaluator_type": b.spec.evaluator_type,
-            "repeats": len(samples) or 1,
-            "reduce": rule,
-            "gate": judge_setting(b, settings, "gate"),
-            "temperature": choice.temperature,
-            "fingerprint": {
-                "model": model,
-                "settings": {k: v for k, v in judge_settings.items() if v is not None},
-                "instructions_digest": instructions,
-                "fingerprint": digest([model, judge_settings, instructions]),
-            }
+        "judge": JudgeFacts(
+            b.spec.evaluator_type,
+            len(samples) or 1,
+            rule,
+            str(judge_setting(b, settings, "gate")),
+            choice.temperature,
+            JudgeFingerprint(
+                model,
+                {k: v for k, v in judge_settings.items() if v is not None},
+                instructions,
+                digest([model, judge_settings, instructions]),
+            )
             if judged
             else None,
-            "request": {"instructions": request.instructions, "rubric": request.rubric},
-        },
-        "request": {
-            "input": request.inputs,
-            "output": request.output,
-            "expected": request.expected_output or "",
-        },
+            request.instructions,
+            request.rubric,
+        ),
+        "request": RequestText(request.inputs, request.output, request.expected_output or ""),
     }
 
 

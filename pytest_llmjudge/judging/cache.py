@@ -28,6 +28,7 @@ from ..suite.hashing import digest
 from .cache_schema import CACHE_FORMAT as CACHE_FORMAT
 from .cache_schema import CacheError as CacheError
 from .cache_schema import connect_read_only, has_request_keys, prepare
+from .pairwise_verdict import PairwiseVerdict
 from .verdict import Usage, Verdict
 
 SECONDS_PER_DAY = 86_400.0
@@ -52,8 +53,16 @@ def cache_key(request_digest: str, model_name: str, settings: Mapping[str, Any],
 
 @dataclass(frozen=True)
 class CachedVerdict:
-    verdict: Verdict
+    verdict: Verdict | PairwiseVerdict  # a pairwise request's digest never equals a single one's
     model: str
+
+
+def _answer(data: Any) -> Verdict | PairwiseVerdict:
+    """A stored verdict of either shape (each refuses the other's JSON); ``TypeError`` if neither."""
+    try:
+        return Verdict.from_json(data)
+    except TypeError:
+        return PairwiseVerdict.from_json(data)
 
 
 @dataclass(frozen=True)
@@ -137,7 +146,7 @@ class VerdictCache:
         found: dict[str, CachedVerdict] = {}
         for key, data, model in rows:
             try:
-                found[key] = CachedVerdict(Verdict.from_json(json.loads(data)), model)
+                found[key] = CachedVerdict(_answer(json.loads(data)), model)
             except (ValueError, KeyError, TypeError):
                 continue  # an entry this version cannot read is a miss, and the next write replaces it
         with self._lock:
@@ -164,7 +173,7 @@ class VerdictCache:
         used = set()
         for request_key, key, data, model in rows:
             try:
-                verdict = Verdict.from_json(json.loads(data))
+                verdict = _answer(json.loads(data))
             except (ValueError, KeyError, TypeError):
                 continue
             found.setdefault(request_key, []).append(CachedVerdict(verdict, model))
@@ -176,7 +185,7 @@ class VerdictCache:
     def put(
         self,
         key: str,
-        verdict: Verdict,
+        verdict: Verdict | PairwiseVerdict,
         model: str,
         usage: Usage,
         benchmark: str,

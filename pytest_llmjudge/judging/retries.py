@@ -19,14 +19,17 @@ from dataclasses import dataclass, replace
 from functools import cached_property, partial
 from typing import Any
 
+from ..compile.pairwise import PairwiseRequest
 from ..compile.request import CompiledRequest
 from .cache import CachedVerdict, VerdictCache, cache_key
 from .judges import UNNAMED_JUDGE
+from .pairwise_verdict import PairwiseVerdict
 from .redact import redact
 from .scheduler import Progress, Slots
 from .verdict import JudgeFailure, Outcome, Usage, Verdict
 
-JudgeCall = Callable[[CompiledRequest], Awaitable[tuple[Verdict, Usage]]]
+# A single request's call answers a Verdict, a pairwise request's (judging.pairwise_judge) a PairwiseVerdict.
+JudgeCall = Callable[[Any], Awaitable[tuple[Verdict | PairwiseVerdict, Usage]]]
 Sleep = Callable[[float], Awaitable[None]]
 
 
@@ -76,7 +79,7 @@ _NO_ATTEMPT = JudgeFailure("judge-error", "no attempt was made")
 
 
 async def judge_with_retries(
-    request: CompiledRequest,
+    request: CompiledRequest | PairwiseRequest,
     call: JudgeCall,
     policy: RetryPolicy,
     model_name: str,
@@ -105,7 +108,7 @@ async def judge_with_retries(
         else:
             # a judge that repeats the key (or a credential it was shown) must not put it in every output
             verdict = replace(verdict, reason=redact(verdict.reason))
-            return Outcome(verdict, None, model_name, False, attempt, usage, retried=tuple(retried))
+            return _answered(verdict, Outcome(None, None, model_name, False, attempt, usage, retried=tuple(retried)))
         failure = _usable_retry_after(failure, policy)
         if not failure.transient or attempt == policy.attempts:
             return Outcome(None, failure, model_name, False, attempt, retried=tuple(retried))
@@ -122,7 +125,7 @@ class CaseJob:
 
     benchmark: str
     case_id: str
-    request: CompiledRequest
+    request: CompiledRequest | PairwiseRequest
     call: JudgeCall
     model_name: str
     settings: Mapping[str, Any]
@@ -162,7 +165,7 @@ def settle_from_cache(jobs: Sequence[CaseJob], cache: VerdictCache | None, mode:
         else:
             hits, hit = [], found.get(job.cache_key)
         if hit is not None:
-            outcomes.append(Outcome(hit.verdict, None, hit.model, True, 0))
+            outcomes.append(_answered(hit.verdict, Outcome(None, None, hit.model, True, 0)))
         elif mode == "replay":
             outcomes.append(_replay_miss(job, cache, [h.model for h in hits]))
         else:
@@ -213,10 +216,11 @@ async def judge_uncached(
             back_off=partial(_back_off, slots, job.endpoint),
         )
         outcome = replace(outcome, latency=time.perf_counter() - started)
-    if cache is not None and mode != "off" and outcome.verdict is not None:
+    answer = outcome.verdict or outcome.pairwise
+    if cache is not None and mode != "off" and answer is not None:
         cache.put(
             job.cache_key,
-            outcome.verdict,
+            answer,
             outcome.model,
             outcome.usage,
             job.benchmark,
@@ -224,6 +228,13 @@ async def judge_uncached(
             job.request_key,
         )
     return outcome
+
+
+def _answered(answer: Verdict | PairwiseVerdict, outcome: Outcome) -> Outcome:
+    """``outcome`` carrying ``answer``: a verdict, or a pairwise request's answer."""
+    if isinstance(answer, PairwiseVerdict):
+        return replace(outcome, pairwise=answer)
+    return replace(outcome, verdict=answer)
 
 
 def _back_off(slots: Slots, endpoint: str, seconds: float) -> None:

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from .pairwise_verdict import PairwiseVerdict
 
 Confidence = Literal["high", "medium", "low"]
 
@@ -96,3 +99,4 @@ class Outcome:
     latency: float | None = None  # seconds the judge calls took (None from the cache or checks)
     samples: tuple[Outcome, ...] = ()  # every sample of a case judged more than once
     retried: tuple[str, ...] = ()  # the failure kind of each attempt that was retried
+    pairwise: PairwiseVerdict | None = None  # a pairwise request's answer (``verdict`` is None then)

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from ..suite.safe_write import Guard, write_text
-from .results_file import case_results, disagrees, judge_models
+from .results_file import disagrees, judge_models
 
 STATUS_ORDER = ("fail", "error", "untrusted", "partial", "incomplete", "no verdicts", "not scored", "pass")
 # Bidirectional overrides and isolates could reorder the text around them (and NUL is invisible):
@@ -117,16 +117,11 @@ def sorted_benchmarks(benchmarks: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def compute_flips(baseline: dict[str, Any], results: dict[str, Any]) -> list[dict[str, str]]:
     """Release cases with a verdict in both runs that changed it, paired by benchmark code and case
-    id (a calibration case's result is agreement with its human label, not a verdict)."""
-    before = {key: result for key, result in case_results(baseline).items() if result in ("pass", "fail")}
-    return [
-        {"benchmark": b["code"], "case": c["id"], "baseline": was, "candidate": c["result"]}
-        for b in results["benchmarks"]
-        for c in b["cases"]
-        if c["result"] in ("pass", "fail")
-        and not c["calibration"]
-        and (was := before.get((b["code"], c["id"]))) not in (None, c["result"])
-    ]
+    id (``gating.run_verdict.flips_between``, as a run computes them)."""
+    from ..gating.run_verdict import flips_between, release_verdicts_of_results
+
+    before, now = release_verdicts_of_results(baseline), release_verdicts_of_results(results)
+    return [flip.to_dict() for flip in flips_between(before, now)]
 
 
 @dataclass(frozen=True)

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..gating.records import JudgeFacts, SampleRecord
 from ..suite.safe_write import Guard, write_text
 from .results_file import FORMAT
 
@@ -20,28 +21,28 @@ if TYPE_CHECKING:
     from ..judging.verdict import Outcome
 
 
-def sample_dicts(outcome: Outcome | None) -> tuple[dict[str, Any], ...]:
-    """Each judge sample of a case's outcome, as results-file ``sample`` objects."""
+def sample_records(outcome: Outcome | None) -> tuple[SampleRecord, ...]:
+    """Each judge sample of a case's outcome."""
     if outcome is None:
         return ()
     samples = outcome.samples or (outcome,)
     return tuple(_sample(index, sample) for index, sample in enumerate(samples))
 
 
-def _sample(index: int, outcome: Outcome) -> dict[str, Any]:
+def _sample(index: int, outcome: Outcome) -> SampleRecord:
     verdict = outcome.verdict
-    return {
-        "index": index,
-        "pass": verdict.effective_pass if verdict else None,
-        "reason": verdict.reason if verdict else "",
-        "score": verdict.score if verdict else None,
-        "uncertain": bool(verdict and verdict.uncertain),
-        "cached": outcome.cached,
-        "input_tokens": outcome.usage.input_tokens,
-        "output_tokens": outcome.usage.output_tokens,
-        "latency_s": outcome.latency,
-        "error": str(outcome.failure) if outcome.failure else None,
-    }
+    return SampleRecord(
+        index,
+        verdict.effective_pass if verdict else None,
+        verdict.reason if verdict else "",
+        verdict.score if verdict else None,
+        bool(verdict and verdict.uncertain),
+        outcome.cached,
+        outcome.usage.input_tokens,
+        outcome.usage.output_tokens,
+        outcome.latency,
+        str(outcome.failure) if outcome.failure else None,
+    )
 
 
 @dataclass(frozen=True)
@@ -128,8 +129,8 @@ def build_results(
 def _benchmark(
     gate: BenchmarkGate, records: list[CaseRecord], calibration: dict[str, Any] | None = None
 ) -> dict[str, Any]:
-    judged = next((r for r in records if r.judge is not None), None)
-    judge = judged.judge if judged is not None and judged.judge is not None else {}
+    found = next((r.judge for r in records if r.judge is not None), None)
+    judge = found or JudgeFacts()
     return {
         "code": gate.code,
         "label": gate.label,
@@ -137,12 +138,12 @@ def _benchmark(
         "criticality": gate.criticality,
         "weight": gate.weight,
         "parent_rubric": gate.parent_rubric,
-        "evaluator_type": judge.get("evaluator_type", "llm_judge"),
-        "judge": judge.get("fingerprint"),
-        "repeats": int(judge.get("repeats", 1)),
-        "reduce": judge.get("reduce", "majority"),
+        "evaluator_type": judge.evaluator_type,
+        "judge": asdict(judge.fingerprint) if judge.fingerprint else None,
+        "repeats": judge.repeats,
+        "reduce": judge.reduce,
         "gate_rule": gate.gate_rule,
-        "request": judge.get("request"),
+        "request": {"instructions": judge.instructions, "rubric": judge.rubric} if found else None,
         "gate": _gate(gate),
         "calibration": calibration,
         "cases": [_case(r) for r in records if r.case],
@@ -186,9 +187,9 @@ def _case(record: CaseRecord) -> dict[str, Any]:
         "uncertain": record.uncertain,
         "flaky": record.flaky,
         "stability": record.stability,
-        "request": record.request,
-        "samples": [dict(s) for s in record.samples],
-        "produced": record.produced,
+        "request": asdict(record.request) if record.request else None,
+        "samples": [s.to_results() for s in record.samples],
+        "produced": asdict(record.produced) if record.produced else None,
     }
 
 

@@ -3,12 +3,12 @@ by the terminal summary and ``llmjudge show`` / ``llmjudge compare``. Pure."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ..gating.gates import BenchmarkGate
-    from ..gating.statistics import Comparison, RateInterval
+    from ..gating.statistics import Comparison
 
 LOW_EVIDENCE = 20
 
@@ -35,10 +35,11 @@ def interval_line(
     return f"  {code}: pass rate {rate:.1%}{over}, 95% interval {low:.1%}–{high:.1%}{evidence}{gate}"
 
 
-def interval_lines(gates: Sequence[BenchmarkGate], intervals: Mapping[str, RateInterval]) -> list[str]:
+def interval_lines(gates: Sequence[BenchmarkGate]) -> list[str]:
+    """Each gate's pass rate with the interval it carries (over its case verdicts)."""
     lines = ["pass rates with 95% intervals:"]
     for g in gates:
-        i = intervals.get(g.code)
+        i = g.interval
         if i is None:
             lines.append(interval_line(g.code, None, None, None, 0, g.gate_rule))
             continue
@@ -77,24 +78,3 @@ def _pct(value: float | None) -> str:
 
 def _p(value: float | None) -> str:
     return "-" if value is None else f"{value:.3g}"  # a results file may hold null (no test made)
-
-
-def verdicts_of(results: Mapping[str, Any]) -> dict[str, dict[str, bool]]:
-    """Per benchmark of a results file: case id → passed, for the release cases with a verdict (a
-    calibration case's result says whether judge and human agreed: it is not a release verdict)."""
-    return {
-        b["code"]: {
-            c["id"]: c["result"] == "pass"
-            for c in b["cases"]
-            if c["result"] in ("pass", "fail") and not c["calibration"]
-        }
-        for b in results["benchmarks"]
-    }
-
-
-def paired_cases(
-    baseline: Mapping[str, Any], candidate: Mapping[str, Mapping[str, bool]]
-) -> dict[str, tuple[dict[str, bool], dict[str, bool]]]:
-    """Per benchmark present in both runs: (baseline verdicts, candidate verdicts) by case id."""
-    base = verdicts_of(baseline)
-    return {code: (base[code], dict(verdicts)) for code, verdicts in candidate.items() if code in base}

@@ -18,7 +18,7 @@ from .nesting import MAX_DEPTH, json_too_deep
 from .reading import check_regular_file, read_regular_file, resolve_in_root
 from .task_spec import TaskField
 from .text import shown, split_lines
-from .validation import validation_error
+from .validation import HINT_SEPARATOR, validation_error
 from .vocabulary import GateRule, Reduce
 from .yamlsrc import Sourced, decode, load_yaml
 
@@ -67,6 +67,8 @@ class JudgeSettings(_Strict):
     min_tpr: Fraction | None = None
     min_tnr: Fraction | None = None
     min_labels: Annotated[int, Field(ge=0)] | None = None
+    mode: Literal["single", "pairwise"] | None = None  # pairwise: candidate against baseline output
+    min_consistency: Fraction | None = None  # pairwise: least position consistency to trust the judge
 
 
 class CheckSpec(_Strict):
@@ -83,9 +85,22 @@ class CaseSpec(_Strict):
     source_narrative: str | None = None
     ground_truth: JsonValue | None = None
     candidate_output: JsonValue | None = None  # None: the benchmark's task produces it
+    baseline_output: JsonValue | None = None  # pairwise mode: the output the candidate is compared with
     inputs: dict[str, Any] | None = None
     label: Literal["pass", "fail"] | None = None
     metadata: dict[str, Any] | None = None
+
+    @field_validator("candidate_output", mode="before")
+    @classmethod
+    def _written_output(cls, value: Any) -> Any:
+        # an empty ``candidate_output:`` is a mistake; a case whose task produces it leaves the key out
+        if value is None:
+            raise ValueError(
+                "expected a string, a number, true or false, a mapping or a list (got None)"
+                f"{HINT_SEPARATOR}write a value after 'candidate_output:', or leave the key out "
+                "when the benchmark's task produces it"
+            )
+        return value
 
 
 class BenchmarkSpec(_Strict):
@@ -113,6 +128,7 @@ class BenchmarkSpec(_Strict):
     task: TaskField | None = None
     task_version: str | None = None
     task_sees_ground_truth: bool = False
+    pairwise_gate: Literal["non_inferior"] | None = None  # pairwise: the win rate's lower bound gates
 
     @field_validator("inclusion_criteria", "exclusion_criteria")
     @classmethod
@@ -239,6 +255,13 @@ def load_benchmark(path: Path, display: str, rootdir: Path, allow_outside: bool 
             "llm_prompt_file",
             f"evaluator_type '{spec.evaluator_type}' needs a rubric",
             "add 'llm_prompt_file:', or build the rubric from 'concept:' and 'inclusion_criteria:'",
+        )
+    if spec.judge and spec.judge.mode == "pairwise" and spec.evaluator_type != "llm_judge":
+        raise SpecError(
+            doc.where(("judge", "mode")),
+            "judge.mode",
+            f"pairwise mode compares outputs with a judge; evaluator_type is '{spec.evaluator_type}'",
+            "use 'evaluator_type: llm_judge', or remove 'mode: pairwise'",
         )
     if spec.evaluator_type in {"code", "hybrid"} and cases and not spec.checks:
         raise SpecError(

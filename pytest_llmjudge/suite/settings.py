@@ -8,8 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .task_spec import IMPORT_PATH
-from .vocabulary import CACHE_MODES, GATE_RULES, PROMPT_STYLES, REDUCERS
+from .vocabulary import CACHE_MODES, GATE_RULES, IMPORT_PATH, PROMPT_STYLES, REDUCERS
 
 if TYPE_CHECKING:
     from .files import Benchmark
@@ -51,6 +50,7 @@ class RunSettings:
     task_cache: str = "on"
     regenerate: bool = False  # run the task also for cases that have a candidate_output
     overwrite: bool = False
+    pairwise: bool = False  # judge every llm_judge benchmark's cases against a baseline output
 
 
 # How a setting given as text is read; each also comes from LLMJUDGE_<NAME> and llmjudge_<name>.
@@ -89,8 +89,9 @@ _CONVERTERS: dict[str, Callable[[str], Any]] = {
     "task_cache": str,
     "regenerate": lambda text: _boolean(text),
     "overwrite": lambda text: _boolean(text),
+    "pairwise": lambda text: _boolean(text),
 }
-FAIL_ON = ("regression",)
+FAIL_ON = ("regression", "worse")
 TASK_CACHE_MODES = ("on", "off", "replay")
 DEFAULTS = RunSettings()
 
@@ -187,3 +188,12 @@ def judge_setting(benchmark: Benchmark, settings: RunSettings, name: str) -> Any
     judge = benchmark.spec.judge
     own = getattr(judge, name, None) if judge is not None else None
     return own if own is not None else getattr(settings, name)
+
+
+def pairwise_mode(benchmark: Benchmark, settings: RunSettings) -> bool:
+    """Whether a benchmark's cases are judged pairwise against a baseline output: its own
+    ``judge.mode``, else ``--llmjudge-pairwise`` for benchmarks a judge decides alone."""
+    judge = benchmark.spec.judge
+    if judge is not None and judge.mode is not None:
+        return judge.mode == "pairwise"
+    return settings.pairwise and benchmark.spec.evaluator_type == "llm_judge"

@@ -14,10 +14,8 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Discriminator, Field
 
 from .text import shown
 from .validation import HINT_SEPARATOR
+from .vocabulary import IMPORT_PATH
 
-IMPORT_PATH = (
-    r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*:[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$"
-)
 ExampleOrder = Literal["random", "as_listed"]
 Compose = Literal["random", "balanced"]
 

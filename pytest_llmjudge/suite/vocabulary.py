@@ -21,3 +21,7 @@ CACHE_MODES: tuple[str, ...] = get_args(CacheMode)
 REDUCERS: tuple[str, ...] = get_args(Reduce)
 GATE_RULES: tuple[str, ...] = get_args(GateRule)
 JUDGED_TYPES = frozenset({"llm_judge", "hybrid"})  # evaluator types whose requests reach a judge
+# a Python callable by import path: ``package.module:function`` (a task, a check)
+IMPORT_PATH = (
+    r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*:[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$"
+)

@@ -1,0 +1,87 @@
+"""The run's plugins, one per concern: collection (``collection_plugin``), judging
+(``judging_plugin``), gates and exit status (``gating_plugin``) and reporting
+(``reporting_plugin``), registered by ``start_run``. Each plugin's hooks hand off in a line or
+three; decisions live in the pure packages. Nodes see the run through ``Host`` (a
+``stash.RunHost``), which hands each request to the plugin that owns it.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from ..suite.settings import RunSettings, prompt_style_for
+from . import gcfreeze
+from .collection_plugin import CollectionPlugin
+from .judging_plugin import JudgingPlugin
+from .run import Run
+
+if TYPE_CHECKING:
+    from ..suite.files import Benchmark
+
+
+class Host:
+    """What benchmark nodes and items ask of the run."""
+
+    def __init__(self, run: Run, collection: CollectionPlugin, judging: JudgingPlugin) -> None:
+        self.run = run
+        self.collection = collection
+        self.judging = judging
+        gcfreeze.opened(self)
+
+    @property
+    def settings(self) -> RunSettings:
+        return self.run.settings
+
+    @property
+    def parent_rubrics(self) -> dict[str, tuple[str, Any]]:
+        return self.run.parent_rubrics
+
+    @property
+    def service(self) -> Any:
+        """The judging service (``plugin.pytest_configure`` starts an xdist controller's server)."""
+        return self.judging.service
+
+    def benchmark_file_collected(self, nodeid: str) -> None:
+        self.collection.benchmark_file_collected(nodeid)
+
+    def claim_code(self, benchmark: Benchmark) -> None:
+        self.collection.claim_code(benchmark)
+
+    def prompt_style(self, benchmark: Benchmark) -> str:
+        return prompt_style_for(benchmark, self.run.settings)
+
+    def start_early(self, items: list[pytest.Item]) -> None:
+        self.judging.start_early(items)
+
+    def outcome(self, item: Any) -> Any:
+        return self.judging.outcome(item)
+
+    def produced(self, nodeid: str) -> tuple[Any, Any]:
+        return self.judging.produced(nodeid)
+
+    def close(self) -> None:
+        gcfreeze.closed(self, self.run.frozen)
+        self.run.frozen = False
+        self.judging.close()
+
+
+def start_run(config: pytest.Config, settings: RunSettings) -> Host:
+    """The run of ``config`` with its four plugins registered."""
+    from . import snapshots
+    from .gating_plugin import GatingPlugin
+    from .reporting_plugin import ReportingPlugin
+
+    run = Run(config, settings)
+    snapshots.register(config)  # keeps the snapshots of what a run did not check
+    host = Host(run, CollectionPlugin(run), JudgingPlugin(run))
+    plugins = {
+        "llmjudge-collection": host.collection,
+        "llmjudge-session": host.judging,
+        "llmjudge-gating": GatingPlugin(run, host.close),
+        "llmjudge-reporting": ReportingPlugin(run, host.judging),
+    }
+    for name, plugin in plugins.items():
+        config.pluginmanager.register(plugin, name)
+    return host

@@ -1,0 +1,73 @@
+"""Reporting: the terminal summary of the run's verdict, and the exit line of a run that exits 0
+although cases failed, written after pytest's red final line."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from .selection import is_worker
+
+if TYPE_CHECKING:
+    from .judging_plugin import JudgingPlugin
+    from .run import Run
+
+
+class ReportingPlugin:
+    def __init__(self, run: Run, judging: JudgingPlugin) -> None:
+        self.run = run
+        self.judging = judging  # the judge line and the local servers
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        write_summary(self.run, self.judging, terminalreporter)
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_unconfigure(self) -> None:
+        write_closing_exit_line(self.run)
+
+
+def write_summary(run: Run, judging: JudgingPlugin, terminalreporter: Any) -> None:
+    """The run's gate tables, judge line, review list, statistics and exit reasons (those of a run
+    that exits 0 although items failed come after pytest's final line: ``write_closing_exit_line``)."""
+    verdict = run.verdict
+    if verdict is None or not verdict.gates.benchmarks:
+        return  # a session without benchmarks imports none of this
+    from ..gating.calibration_run import calibration_summary
+    from ..reporting.summary import GateSummary, Stats, exit_lines, shorten
+    from .run_results import summary_lines
+
+    gates = verdict.gates
+    write = terminalreporter.write_line
+    terminalreporter.section("llmjudge gates")
+    for line in GateSummary(list(gates.benchmarks), list(gates.rubrics)).lines:
+        write(line)
+    for line in calibration_summary(list(gates.calibrations)):
+        write(line)
+    write("")
+    write(Stats.from_records(run.records, judging.cache_write_errors()).line())
+    for line in judging.local_lines():
+        write(line)
+    review = [r for r in run.records if r.uncertain]
+    if review:
+        write(f"needs human review ({len(review)}, listed in {run.settings.review_file}):", yellow=True)
+        for r in review:
+            write(f"  {r.benchmark}::{r.case} at {r.location}: {shorten(r.reason)}")
+    for line, markup in summary_lines(run):
+        write(line, **markup)
+    if verdict.failures_tolerated:
+        return  # pytest's final line, below, counts the failures in red: the exit line follows it
+    for line in exit_lines(verdict.status, verdict.reasons):
+        write(line, red=verdict.status != 0, green=verdict.status == 0)
+
+
+def write_closing_exit_line(run: Run) -> None:
+    """A run that exits 0 although items failed ends on its exit decision, after pytest's red final
+    line (``N failed, M passed``): the controller's terminal only, once the session is over."""
+    reporter = run.config.pluginmanager.get_plugin("terminalreporter")
+    verdict = run.verdict
+    if reporter is None or is_worker(run.config) or verdict is None or not verdict.failures_tolerated:
+        return
+    from ..reporting.summary import closing_exit_line
+
+    reporter.write_line(closing_exit_line(verdict.status, verdict.reasons), green=True)
