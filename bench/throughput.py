@@ -17,7 +17,11 @@ sleeps L seconds (``asyncio.sleep``) and passes the case, then measures:
 (e) for reference, ``pytest`` on one cached case of the suite: the fixed cost of a run
     (Python, pytest and pydantic-ai start-up, exit) that (a) and (c) include;
 (f) ``--llmjudge-repeats K`` with an empty cache (K·N model calls, judging phase against
-    K times the floor), then the same run again with every sample cached (0 calls).
+    K times the floor), then the same run again with every sample cached (0 calls);
+(g) the task step: the same suite without stored outputs, each case's output produced by a
+    task that sleeps L seconds (``--llmjudge-task-concurrency C``) before the judge of latency L:
+    the pipeline's phase (first task call to last verdict) against max(task floor, judge floor)
+    + L, which two phases one after the other (task floor + judge floor) would exceed.
 
     python bench/throughput.py [--cases 1000] [--latency 0.25] [--concurrency 32]
 
@@ -38,6 +42,7 @@ import json
 import math
 import os
 import platform
+import resource
 import shutil
 import statistics
 import subprocess
@@ -105,13 +110,22 @@ async def judge(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
 
 
 MODEL = FunctionModel(judge, model_name="sleepy-judge")
+TASK_CALLS = [0]
+FIRST_TASK = [0.0]
+
+
+async def task(case):  # the system under test of row (g): LATENCY seconds, then an answer
+    TASK_CALLS[0] += 1
+    FIRST_TASK[0] = FIRST_TASK[0] or time.time()
+    await asyncio.sleep(LATENCY)
+    return {case.id: False}
 """
 
 CONFTEST = """\
 import json
 import os
 
-from sleepy_judge import CALLS, FIRST_START, LAST_END, MODEL
+from sleepy_judge import CALLS, FIRST_START, FIRST_TASK, LAST_END, MODEL, TASK_CALLS
 
 
 def pytest_llmjudge_model(config):
@@ -119,7 +133,8 @@ def pytest_llmjudge_model(config):
 
 
 def pytest_unconfigure(config):
-    record = {"calls": CALLS[0], "first_call": FIRST_START[0], "last_verdict": LAST_END[0]}
+    record = {"calls": CALLS[0], "first_call": FIRST_START[0], "last_verdict": LAST_END[0],
+              "task_calls": TASK_CALLS[0], "first_task": FIRST_TASK[0]}
     with open(os.environ["BENCH_RECORD"], "w") as out:
         json.dump(record, out)
 """
@@ -172,10 +187,13 @@ class Run:
     seconds: float
     calls: int
     run_phase: float = 0.0
+    task_calls: int = 0
+    pipeline_phase: float = 0.0  # first task call -> last verdict (row (g))
 
 
-def write_project(root: Path, cases: int, per_file: int) -> None:
-    """A benchmark suite of ``cases`` cases, ``per_file`` to a benchmark file, one shared prompt file."""
+def write_project(root: Path, cases: int, per_file: int, task: bool = False) -> None:
+    """A benchmark suite of ``cases`` cases, ``per_file`` to a benchmark file, one shared prompt file;
+    with ``task`` the cases have no stored output and the benchmarks' task produces it."""
     (root / "benchmarks").mkdir(parents=True)
     (root / "evaluators").mkdir()
     (root / "evaluators" / "negation_prompt.md").write_text(PROMPT)
@@ -203,11 +221,17 @@ def write_project(root: Path, cases: int, per_file: int) -> None:
             "threshold: 1.0",
             "evaluator_type: llm_judge",
             "llm_prompt_file: evaluators/negation_prompt.md",
+            *(["task: sleepy_judge:task"] if task else []),
             "cases:",
         ]
+        keys = (
+            ("source_narrative", "ground_truth")
+            if task
+            else ("source_narrative", "ground_truth", "candidate_output")
+        )
         for row in rows[first : first + per_file]:
             lines.append(f"  - id: {row['id']}")
-            for key in ("source_narrative", "ground_truth", "candidate_output"):
+            for key in keys:
                 lines.append(f"    {key}: {json.dumps(row[key])}")
         (root / "benchmarks" / f"{code}.yaml").write_text("\n".join(lines) + "\n")
 
@@ -237,7 +261,10 @@ def run_pytest(root: Path, env: dict[str, str], *args: str, check: bool = True) 
         return Run(seconds, 0)
     data = json.loads(record.read_text())
     phase = data["last_verdict"] - data["first_call"] if data["last_verdict"] else 0.0
-    return Run(seconds, int(data["calls"]), phase)
+    pipeline = (
+        data["last_verdict"] - data["first_task"] if data["first_task"] and data["last_verdict"] else 0.0
+    )
+    return Run(seconds, int(data["calls"]), phase, int(data["task_calls"]), pipeline)
 
 
 def _median_run(runs: list[Run]) -> Run:
@@ -348,11 +375,12 @@ def doubling(concurrency: int, sync_cases: int, repeats: int, repeat_cases: int 
         (f"async judge, repeats N, {repeat_cases} cases", repeats, repeat_cases, ""),
     ]
     print(f"N against 2N, empty cache, instant judge (L=0), C={concurrency}; {os.cpu_count()} CPUs")
-    heads = ("N", "N s", "2N", "2N s", "x", "judging x")
-    print(f"{'row':<38}" + "".join(f"{head:>9}" for head in heads))
+    heads = ("N", "N s", "2N", "2N s", "x", "judging x", "CPU x")
+    print(f"{'row':<38}" + "".join(f"{head:>10}" for head in heads))
     for name, size, cases, judge_code in rows:
-        runs = []
+        runs, cpu = [], []  # CPU seconds of each process: less noisy than wall time on a busy machine
         for n in (size, 2 * size):
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
             with tempfile.TemporaryDirectory(prefix="llmjudge-scale-") as tmp:
                 root = Path(tmp)
                 write_project(root, n if cases is None else cases, 50)
@@ -362,6 +390,8 @@ def doubling(concurrency: int, sync_cases: int, repeats: int, repeat_cases: int 
                 if cases is not None:
                     judged.append(f"--llmjudge-repeats={n}")
                 runs.append(run_pytest(root, environment(root, 0.0), *judged))
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            cpu.append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
         small, large = runs
         ratio = large.seconds / small.seconds
         phase = f"{large.run_phase / small.run_phase:.2f}x" if small.run_phase else "-"
@@ -372,8 +402,9 @@ def doubling(concurrency: int, sync_cases: int, repeats: int, repeat_cases: int 
             f"{large.seconds:.1f}",
             f"{ratio:.2f}x",
             phase,
+            f"{cpu[1] / cpu[0]:.2f}x",
         )
-        print(f"{name:<38}" + "".join(f"{cell:>9}" for cell in cells) + f"   ({large.calls} calls)")
+        print(f"{name:<38}" + "".join(f"{cell:>10}" for cell in cells) + f"   ({large.calls} calls)")
     print("target: x <= 2.20 per doubling (2.00 is linear)")
 
 
@@ -436,6 +467,15 @@ def main() -> None:
         repeat = [*judged, "-p", "no:syrupy", f"--llmjudge-repeats={args.repeats}"]
         repeated, repeated_cached = run_pytest(root, env, *repeat), run_pytest(root, env, *repeat)
         without, with_plugin, added = startup_added(root, env, args.startup_pairs)
+    with tempfile.TemporaryDirectory(prefix="llmjudge-bench-task-") as tmp:
+        task_root = Path(tmp)
+        write_project(task_root, args.cases, args.per_file, task=True)
+        task_env = environment(task_root, args.latency)
+        tasked = [*judged, "-p", "no:syrupy", f"--llmjudge-task-concurrency={args.concurrency}"]
+        pipelined, pipelined_cached = (
+            run_pytest(task_root, task_env, *tasked),
+            run_pytest(task_root, task_env, *tasked),
+        )
 
     cached_s = statistics.median(r.seconds for r in cached)
     bare_s = statistics.median(r.seconds for r in bare)
@@ -469,6 +509,21 @@ def main() -> None:
             repeated_cached.seconds,
             f"{repeated_cached.calls} model calls",
         ),
+        (
+            "(g) task L then judge L, empty cache",
+            pipelined.seconds,
+            f"{pipelined.task_calls} task calls, {pipelined.calls} judge calls",
+        ),
+        (
+            "    pipeline: first task -> last verdict",
+            pipelined.pipeline_phase,
+            f"vs max(floors) + L = {floor + args.latency:.2f} s; two phases: {2 * floor:.2f} s",
+        ),
+        (
+            "    rerun, outputs and verdicts cached",
+            pipelined_cached.seconds,
+            f"{pipelined_cached.task_calls} task calls, {pipelined_cached.calls} judge calls",
+        ),
     ]
     print(
         f"N={args.cases} cases, L={args.latency:g} s, C={args.concurrency}; {os.cpu_count()} CPUs, "
@@ -490,6 +545,7 @@ def main() -> None:
     spread = ", ".join(f"{r.seconds:.2f}" for r in colds)
     print(f"(a) runs: {spread} s; (b) runs: {', '.join(f'{r.seconds:.2f}' for r in evaluates)} s")
     print(f"targets: (a) <= {1.2 * floor:.2f} s and < (b); (c) <= 3 s with 0 calls; (d) <= 30 ms")
+    print(f"(g) pipeline phase / (max(floors) + L): {pipelined.pipeline_phase / (floor + args.latency):.2f}")
 
 
 if __name__ == "__main__":

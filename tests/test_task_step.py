@@ -337,3 +337,12 @@ def test_a_task_that_takes_too_long_is_an_error_naming_the_timeout(suite: Suite)
     result = suite.run("benchmarks", "--llmjudge-task-timeout=0.5", "-rE")
     result.assert_outcomes(passed=3, errors=1)
     result.stdout.fnmatch_lines(["*task ERROR (task-timeout)*took longer than --llmjudge-task-timeout=0.5s*"])
+
+
+def test_the_html_report_shows_each_output_and_where_it_came_from(suite: Suite) -> None:
+    write_task_suite(suite)
+    suite.run("benchmarks", "--llmjudge-html=r.html").assert_outcomes(passed=4)
+    page = (suite.root / "r.html").read_text()
+    assert '"produced":{"source":"task · app.produce:run@1 · ' in page
+    assert '\\"echo\\": \\"alpha\\"' in page  # the output itself
+    assert "Output judged (" in page  # the case detail's heading (drawn by the page's script)

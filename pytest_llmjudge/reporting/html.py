@@ -205,6 +205,7 @@ def case_data(results: dict[str, Any]) -> dict[str, Any]:
                     if c["request"] is None
                     else [case_request.get(k, "") for k in _CASE_PARTS],
                     "samples": c["samples"],
+                    "produced": _produced(c.get("produced")),
                 }
             )
         benchmarks.append(
@@ -220,6 +221,20 @@ def case_data(results: dict[str, Any]) -> dict[str, Any]:
 
 
 _CASE_PARTS = ("input", "output", "expected")
+
+
+def _produced(produced: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The output a case was judged on and where it came from, as the report shows it."""
+    if produced is None:
+        return None
+    output = produced["output"]
+    text = output if isinstance(output, str) else json.dumps(output, indent=2, ensure_ascii=False)
+    source = produced["source"]
+    if produced.get("task"):
+        source += f" · {produced['task']}"
+    if produced.get("latency") is not None:
+        source += f" · {produced['latency']:.2f} s"
+    return {"source": source, "output": text}
 
 
 def report_context(results: dict[str, Any], baseline: dict[str, Any] | None = None) -> dict[str, Any]:

@@ -126,6 +126,9 @@
     const meta = [c.location, c.nodeid, c.digest ? "request " + c.digest.slice(0, 12) : ""];
     cell.appendChild(el("p", "note", meta.filter(Boolean).join(" · ")));
     pre(cell, "Reason", c.reason || "–");
+    if (c.produced) {
+      pre(cell, "Output judged (" + c.produced.source + ")", c.produced.output);
+    }
     if (c.samples.length) {
       cell.appendChild(el("h5", "", "Judge samples"));
       cell.appendChild(samplesTable(c.samples));
