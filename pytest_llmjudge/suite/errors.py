@@ -40,9 +40,11 @@ class SpecError(Exception):
 
 
 def nearest(word: str, choices: Iterable[str]) -> str | None:
-    """The closest of ``choices`` to ``word``, if any is close enough to be a likely typo."""
-    found = difflib.get_close_matches(word, sorted(choices), n=1, cutoff=0.6)
-    return found[0] if found else None
+    """The closest of ``choices`` to ``word``, if any is close enough to be a likely typo; a choice
+    with the same letters (two swapped: ``modle`` for ``model``) before one of equal similarity."""
+    found = difflib.get_close_matches(word, sorted(choices), n=3, cutoff=0.6)
+    same_letters = [choice for choice in found if sorted(choice) == sorted(word)]
+    return (same_letters or found or [None])[0]
 
 
 def display_path(path: Path, root: Path) -> str:

@@ -6,7 +6,6 @@ point at the offending line, with the nearest known key or value suggested for t
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal, TypeVar
@@ -14,10 +13,10 @@ from typing import Annotated, Any, Literal, TypeVar
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_validator
 
 from .errors import Location, SpecError
-from .nesting import MAX_DEPTH, json_too_deep
+from .jsonl import json_lines
 from .reading import check_regular_file, read_regular_file, resolve_in_root
 from .task_spec import TaskField
-from .text import shown, split_lines
+from .text import shown
 from .validation import HINT_SEPARATOR, validation_error
 from .vocabulary import GateRule, Reduce
 from .yamlsrc import Sourced, decode, load_yaml
@@ -375,43 +374,10 @@ def _load_cases_file(
 
 def _load_jsonl(text: str, display: str) -> list[Case]:
     cases = []
-    for number, line in enumerate(split_lines(text), start=1):
-        if not line.strip():
-            continue
-        where = Location(display, number, 1)
-        deep = json_too_deep(line)
-        if deep is not None:
-            raise SpecError(
-                Location(display, number, deep + 1),
-                "",
-                f"values nest more than {MAX_DEPTH} levels deep",
-                "flatten the structure; cases need only a few levels",
-            )
-        try:
-            item = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise SpecError(
-                Location(display, number, exc.colno),
-                "",
-                _json_problem(exc, number),
-                "one JSON object per line",
-            ) from None
-        except ValueError as exc:  # an integer of 5,000 digits
-            raise SpecError(
-                where, "", f"invalid JSON: {str(exc).split(';')[0]}", "quote it as a string"
-            ) from None
+    for number, item in json_lines(text, display):
         line_doc = Sourced(display, item, {(): (number, 1)})
-        cases.append(Case(_validate(CaseSpec, item, line_doc), where))
+        cases.append(Case(_validate(CaseSpec, item, line_doc), Location(display, number, 1)))
     return cases
-
-
-def _json_problem(exc: json.JSONDecodeError, number: int) -> str:
-    if exc.msg.startswith("Invalid control character") and exc.pos < len(exc.doc):
-        return (
-            f"invalid JSON: control character {shown(exc.doc[exc.pos])} at line {number} column "
-            f"{exc.colno}; inside a string write it as \\u{ord(exc.doc[exc.pos]):04x}"
-        )
-    return f"invalid JSON: {exc.msg}"
 
 
 def load_rubric(path: Path, display: str) -> Rubric:
