@@ -279,14 +279,12 @@ def test_exitfirst_and_maxfail_cancel_pending_calls(
     pytester: pytest.Pytester, options: list[str], most_calls: int
 ) -> None:
     sleepy_project(pytester, ["FAIL", "FAIL"] + ["SLEEP 0.5"] * 38)
-    began = time.monotonic()
     result = run(pytester, *options, "--llmjudge-concurrency=3")
     assert result.ret in {pytest.ExitCode.TESTS_FAILED, pytest.ExitCode.INTERRUPTED}  # xdist: 2
     result.stdout.fnmatch_lines(["*stopping after * failure*"])
     # serially the 35 calls that had not started never do; under xdist each worker's 3 in flight
     # and the ones it was sent ahead finish at most
-    assert len(calls(pytester)) <= most_calls
-    assert time.monotonic() - began < 8
+    assert len(calls(pytester)) <= most_calls  # (speed is bench/'s to measure, not a test's)
 
 
 def test_ctrl_c_cancels_pending_calls_and_exits_cleanly(pytester: pytest.Pytester) -> None:

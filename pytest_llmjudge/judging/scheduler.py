@@ -111,6 +111,12 @@ class Slots:
             finally:
                 progress.in_flight -= 1
 
+    def server(self, endpoint: str) -> contextlib.AbstractAsyncContextManager[Any]:
+        """Only ``endpoint``'s own slots: a task call to a server the judge shares (a local
+        server with one slot) waits here, not in the server's queue, where judge calls behind it
+        would run out of time."""
+        return self._endpoint_slot(endpoint)
+
     def _endpoint_slot(self, endpoint: str) -> contextlib.AbstractAsyncContextManager[Any]:
         limit = self._limits.get(endpoint)
         if limit is None:

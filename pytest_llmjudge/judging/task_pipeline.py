@@ -4,13 +4,14 @@ they are scheduled, or handed to the scheduler as jobs that run the task and the
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from .checks import checked_outcome as run_checks
 from .judges import endpoint
+from .projection import judge_budget
 from .samples import sample_key
 from .task_step import Planned, Produced, TaskFailed, TaskStep, with_output
 from .verdict import Outcome
@@ -22,7 +23,9 @@ if TYPE_CHECKING:
     from .cache import VerdictCache
     from .judges import Judges
     from .llmjudge import JudgeConfig
+    from .pricing import Price
     from .scheduler import Job, Slots
+    from .spending import Spending
 
 CaseToJudge = Any  # judging.service.CaseToJudge, which imports this module
 
@@ -35,7 +38,10 @@ class PipelineHost(Protocol):
     judges: Judges
     outcomes: dict[str, Outcome]
 
+    spending: Spending
+
     def judge_config(self, case: CaseToJudge) -> JudgeConfig: ...
+    def require_price(self, model: str, price: Price | None) -> None: ...
     def samples_of(self, case: CaseToJudge) -> int: ...
     def start_jobs(self, jobs: list[tuple[str, Job[Outcome]]]) -> None: ...
     def verdict_cache(self) -> VerdictCache | None: ...
@@ -54,7 +60,7 @@ class ProducedCase:
 class TaskPipeline:
     def __init__(self, service: PipelineHost) -> None:
         self.service = service
-        self.step = TaskStep(service.settings, service.root, service.judges.task_model)
+        self.step = TaskStep(service.settings, service.root, service.judges.task_model, service.spending)
         self.produced: dict[str, Produced] = {}  # node id -> the output a task produced
         self.requests: dict[str, CompiledRequest] = {}  # node id -> its judge request, recompiled
 
@@ -94,10 +100,13 @@ class TaskPipeline:
         config = None
         samples = 1
         if case.benchmark.spec.evaluator_type != "code":
-            config = service.judges.with_server(service.judge_config(case))
+            config = service.judge_config(case)
+            service.require_price(config.model_name, config.price)
+            config = service.judges.with_server(config)
             samples = service.samples_of(case)
         if planned.built.model is not None:  # a local task server starts here, not on the loop
             self.step.model_of(planned.built.model, planned.built.base_url)
+            service.require_price(planned.built.task.label, self.step.price(planned))
         load_llmjudge()
         jobs: list[tuple[str, Job[Outcome]]] = [
             (sample_key(case.nodeid, index), partial(self._run, case, planned, config, index))
@@ -109,7 +118,7 @@ class TaskPipeline:
         self, case: CaseToJudge, planned: Planned, config: JudgeConfig | None, sample: int, slots: Slots
     ) -> Outcome:
         try:
-            produced = await self.step.produce(case.nodeid, planned)
+            produced = await self.step.produce(case.nodeid, planned, slots)
         except TaskFailed as exc:
             return Outcome(None, exc.failure, "", False, 0)
         view = self._with(case, produced)
@@ -138,11 +147,14 @@ class TaskPipeline:
             config.settings,
             sample,
             endpoint=endpoint(config.model),
+            price=config.price,
         )
         cache, mode = self.service.verdict_cache(), self.service.settings.cache
         settled = settle_from_cache([job], cache, mode)[0]
         if settled is not None:
             return settled
+        budget = judge_budget(self.service.spending, case.request, job.benchmark, config, cache)
+        job = replace(job, budget=budget)
         policy = RetryPolicy(
             attempts=self.service.settings.attempts, timeout=config.settings.get("timeout", 60.0)
         )

@@ -13,17 +13,21 @@ import asyncio
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from decimal import Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..suite.settings import RunSettings
-from .verdict import JudgeFailure
+from .verdict import JudgeFailure, Usage
 
 if TYPE_CHECKING:
     from ..suite.files import Case
     from ..tasks.build import BuiltTask
     from ..tasks.model_task import TaskRequest
     from ..tasks.output_cache import OutputCache
+    from .pricing import Price
+    from .scheduler import Slots
+    from .spending import CallBudget, Spending
 
 CASE_FILE, TASK, TASK_CACHE = "case file", "task", "task cache"
 
@@ -39,6 +43,11 @@ class Produced:
     latency: float | None = None
     input_tokens: int = 0
     output_tokens: int = 0
+    # cost of the task call made for it in this run (0 from the cache or a Python task, which
+    # the plugin does not see calling anything); None: its model has no known price
+    cached_input_tokens: int = 0
+    cost: Decimal | None = Decimal(0)
+    saved: Decimal | None = None  # from the output cache: the stored tokens at today's price
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -75,10 +84,12 @@ class TaskStep:
     settings: RunSettings
     root: Path
     model_of: Callable[[str, str | None], Any]  # a pydantic-ai model for a task's model string
+    spending: Spending | None = None  # prices and the run's budget
     _cache: OutputCache | None = None
     _cache_opened: bool = False
     _running: dict[str, asyncio.Future[Produced]] = field(default_factory=dict)
     _semaphore: asyncio.Semaphore | None = None
+    _prices: dict[str, Price | None] = field(default_factory=dict)
     write_errors: list[str] = field(default_factory=list)
 
     def needs_task(self, built: BuiltTask | None, case: Case) -> bool:
@@ -104,6 +115,9 @@ class TaskStep:
         cache = self._output_cache()
         stored = cache.get(planned.key) if cache is not None else None
         if stored is not None:
+            from .spending import saved_cost
+
+            saved = saved_cost(self.price(planned), stored.input_tokens, stored.output_tokens)
             return Produced(
                 stored.output,
                 TASK_CACHE,
@@ -112,6 +126,7 @@ class TaskStep:
                 stored.latency,
                 stored.input_tokens,
                 stored.output_tokens,
+                saved=saved,
             )
         if self.settings.task_cache == "replay":
             where = f" in {self.root / self.settings.cache_path}"
@@ -122,33 +137,43 @@ class TaskStep:
             raise TaskFailed(_failure("task-cache-miss", message, planned.case))
         return None
 
-    async def produce(self, key: str, planned: Planned) -> Produced:
+    async def produce(self, key: str, planned: Planned, slots: Slots) -> Produced:
         """Run ``planned``'s task once for the case named ``key`` (its samples share the output)."""
         running = self._running.get(key)
         if running is None:
-            running = asyncio.ensure_future(self._produce(planned))
+            running = asyncio.ensure_future(self._produce(planned, slots))
             self._running[key] = running
         return await asyncio.shield(running)
 
-    async def _produce(self, planned: Planned) -> Produced:
+    async def _produce(self, planned: Planned, slots: Slots) -> Produced:
         from ..tasks.model_task import ModelTask, ask_model
         from ..tasks.output_cache import StoredOutput
         from ..tasks.task_input import TaskOutputError, output_value
+        from .spending import priced_usage
 
         if self._semaphore is None:
             self._semaphore = asyncio.Semaphore(self.settings.task_concurrency)
         task, label = planned.built.task, planned.built.task.label
         async with self._semaphore:
+            budget = self.budget(planned)
+            reservation = budget.admit() if budget is not None else None
+            if budget is not None and reservation is None:  # never cached: a rerun runs it
+                raise TaskFailed(_failure(budget.kind, budget.limit.message(), planned.case))
             started = time.perf_counter()
-            usage: Any = None
+            usage = Usage(cost=Decimal(0))  # a Python task: the plugin sees no model call
+            used: Usage | None = None  # what the budget settles (None: the projection)
             try:
                 async with asyncio.timeout(self.settings.task_timeout):
                     if isinstance(task, ModelTask):
                         assert planned.request is not None and planned.built.model is not None
+                        from .judges import endpoint
+
                         model = self.model_of(planned.built.model, planned.built.base_url)
-                        raw, usage = await ask_model(
-                            model, planned.request, task.model_settings(), task.output_schema
-                        )
+                        async with slots.server(endpoint(model)):  # a local server's own slots
+                            raw, responses = await ask_model(
+                                model, planned.request, task.model_settings(), task.output_schema
+                            )
+                        usage = used = priced_usage(self.price(planned), responses)
                     else:
                         raw = await task(
                             _task_input(planned.benchmark, planned.case, task_sees_truth(planned.built))
@@ -166,14 +191,61 @@ class TaskStep:
             except Exception as exc:  # whatever the system under test raises is its case's ERROR
                 message = f"task {label} raised {type(exc).__name__}: {exc}"
                 raise TaskFailed(_failure("task-error", message, planned.case)) from None
+            finally:
+                if budget is not None and reservation is not None:
+                    budget.settle(reservation, used)
             latency = time.perf_counter() - started
-        tokens = (getattr(usage, "input_tokens", 0) or 0, getattr(usage, "output_tokens", 0) or 0)
-        produced = Produced(output, TASK, label, task.fingerprint, latency, *tokens)
+        produced = Produced(
+            output,
+            TASK,
+            label,
+            task.fingerprint,
+            latency,
+            usage.input_tokens,
+            usage.output_tokens,
+            usage.cached_input_tokens,
+            usage.spent,
+        )
         cache = self._output_cache()
         if cache is not None and self.settings.task_cache == "on":
-            stored = StoredOutput(output, tokens[0], tokens[1], latency)
+            stored = StoredOutput(output, usage.input_tokens, usage.output_tokens, latency)
             cache.put(planned.key, label, planned.benchmark, planned.case.id, stored)
         return produced
+
+    def price(self, planned: Planned) -> Price | None:
+        """The price of a model task's tokens (None for a Python task, or a model without one)."""
+        built = planned.built
+        if built.model is None or self.spending is None:
+            return None
+        label = built.task.label  # its base URL in it (no model is built for a price: a local
+        if label not in self._prices:  # task's server would start)
+            self._prices[label] = self.spending.price(label, built.base_url)
+        return self._prices[label]
+
+    def output_history(self, benchmark: str, task: str) -> list[int]:
+        """The output tokens of ``task``'s stored answers on ``benchmark``'s cases."""
+        cache = self._output_cache()
+        return cache.output_history(benchmark, task) if cache is not None else []
+
+    def budget(self, planned: Planned) -> CallBudget | None:
+        """What a model task's call reserves in the run's budget (None: no budget, or a Python task)."""
+        spending = self.spending
+        if spending is None or spending.limit is None or planned.request is None:
+            return None
+        from ..tasks.model_task import ModelTask, messages_text
+        from .spending import DEFAULT_TASK_OUTPUT_TOKENS, TASK_BUDGET_KIND
+
+        task = planned.built.task
+        assert isinstance(task, ModelTask)
+        tokens = spending.model_tokens(
+            planned.benchmark,
+            task.label,
+            self.price(planned),
+            default_output=DEFAULT_TASK_OUTPUT_TOKENS,
+            max_tokens=task.model_settings().get("max_tokens"),
+            outputs=lambda: self.output_history(planned.benchmark, task.label),
+        )
+        return spending.call_budget(tokens, messages_text(planned.request.messages), TASK_BUDGET_KIND)
 
     def _output_cache(self) -> OutputCache | None:
         """The produced-output table, opened on first use; None with ``--llmjudge-task-cache=off``

@@ -44,7 +44,8 @@ def nearest(word: str, choices: Iterable[str]) -> str | None:
     with the same letters (two swapped: ``modle`` for ``model``) before one of equal similarity."""
     found = difflib.get_close_matches(word, sorted(choices), n=3, cutoff=0.6)
     same_letters = [choice for choice in found if sorted(choice) == sorted(word)]
-    return (same_letters or found or [None])[0]
+    ranked = same_letters or found
+    return ranked[0] if ranked else None
 
 
 def display_path(path: Path, root: Path) -> str:
