@@ -63,3 +63,36 @@ def test_a_server_that_does_not_say_its_slots_gets_the_run_concurrency(
 
     result.assert_outcomes(passed=7)
     assert slow_server.peak == 6  # all six at once (concurrency 8)
+
+
+def test_task_and_judge_calls_to_one_server_share_its_slots(
+    pytester: pytest.Pytester, slow_server: FakeOpenAI
+) -> None:
+    slow_server.props = {"total_slots": 1}
+    (pytester.path / "prompts").mkdir()
+    (pytester.path / "prompts" / "p.yaml").write_text(
+        'messages:\n  - role: user\n    content: "Narrative: {{ source_narrative }}"\n'
+    )
+    (pytester.path / "benchmarks").mkdir()
+    cases = "\n".join(f"  - {{id: c{i}, source_narrative: n{i}}}" for i in range(6))
+    (pytester.path / "benchmarks" / "T1.yaml").write_text(
+        "code: T1\nconcept: The output is right.\n"
+        "inclusion_criteria: Apply when there is output. Flag if it is wrong.\nthreshold: 0.5\n"
+        f"task: {{model: 'local:{slow_server.url}', prompt_file: prompts/p.yaml}}\ncases:\n{cases}\n"
+    )
+    result = pytester.runpytest(
+        "-p",
+        "no:cacheprovider",
+        "-p",
+        "no:syrupy",
+        "benchmarks",
+        f"--llmjudge-model=local:{slow_server.url}",
+        "--llmjudge-cache=off",
+        "--llmjudge-task-cache=off",
+        "--llmjudge-concurrency=8",
+        "--llmjudge-task-concurrency=8",
+        "--llmjudge-timeout=1",
+    )
+    result.assert_outcomes(passed=7)
+    assert slow_server.peak == 1  # six task and six judge calls, never two at once
+    assert len(slow_server.completions) == 12 and "0 retries" in result.stdout.str()
