@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from ..suite.safe_write import Guard, write_text
+from .pairwise import pairwise_case
 from .results_file import disagrees, judge_models
 
 STATUS_ORDER = ("fail", "error", "untrusted", "partial", "incomplete", "no verdicts", "not scored", "pass")
@@ -86,6 +87,13 @@ def number(value: float | None, digits: int = 3) -> str:
         return "–"
     text = f"{value:.{digits}f}".rstrip("0").rstrip(".")
     return "0" if text == "-0" else text
+
+
+def dollars(value: float | None) -> str:
+    """``0.00054`` → ``$0.00054``; ``None`` (a model without a price was called) → ``unknown``."""
+    from ..judging.pricing import format_usd
+
+    return "unknown" if value is None else format_usd(value)
 
 
 def p_value(value: float | None) -> str:
@@ -206,6 +214,7 @@ def case_data(results: dict[str, Any]) -> dict[str, Any]:
                     else [case_request.get(k, "") for k in _CASE_PARTS],
                     "samples": c["samples"],
                     "produced": _produced(c.get("produced")),
+                    "pairwise": pairwise_case(c),
                 }
             )
         benchmarks.append(
@@ -227,9 +236,11 @@ def _produced(produced: dict[str, Any] | None) -> dict[str, Any] | None:
     """The output a case was judged on and where it came from, as the report shows it."""
     if produced is None:
         return None
+    source = produced["source"]
+    if source == "case file":  # the compiled request's output shows it already
+        return {"source": "output from the case file", "output": None}
     output = produced["output"]
     text = output if isinstance(output, str) else json.dumps(output, indent=2, ensure_ascii=False)
-    source = produced["source"]
     if produced.get("task"):
         source += f" · {produced['task']}"
     if produced.get("latency") is not None:
@@ -258,6 +269,7 @@ def report_context(results: dict[str, Any], baseline: dict[str, Any] | None = No
         "recovered": [f for f in flips or [] if f["baseline"] == "fail"],
         "compared": baseline is not None or results["comparison"] is not None or results["flips"] is not None,
         "data": embed_json(case_data(results)),
+        "pairwise": [b for b in benchmarks if b.get("pairwise")],
     }
 
 
@@ -282,6 +294,7 @@ def render_report(results: dict[str, Any], baseline: dict[str, Any] | None = Non
         lstrip_blocks=True,
     )
     environment.filters.update(percent=percent, interval=interval, points=points, number=number, p=p_value)
+    environment.filters["usd"] = dollars
     script, style = _asset("report.js"), _asset("report.css")
     csp = (
         f"default-src 'none'; script-src {_csp_hash(script)}; style-src {_csp_hash(style)}; "

@@ -4,9 +4,10 @@
 (() => {
   const PAGE_SIZE = 100;
   const RESULT_ORDER = { fail: 0, error: 1, skip: 2, pass: 3 };
+  const PAIR_PILL = { win: "pass", loss: "fail", error: "error", inconsistent: "warn" }; // pairwise outcomes
   const REQUEST_PARTS = ["Input", "Output", "Expected output"];
   const data = JSON.parse(document.getElementById("data").textContent);
-  const filters = { failed: false, flaky: false, disagree: false, query: "" };
+  const filters = { failed: false, flaky: false, disagree: false, outcome: "", query: "" };
   const tables = [];
 
   function el(tag, className, text) {
@@ -42,6 +43,7 @@
     if (filters.failed && c.result !== "fail") return false;
     if (filters.flaky && !c.flaky) return false;
     if (filters.disagree && !c.disagree) return false;
+    if (filters.outcome && !(c.pairwise && c.pairwise.kinds.includes(filters.outcome))) return false;
     return !filters.query || haystack(c).includes(filters.query);
   }
 
@@ -80,6 +82,7 @@
     const verdict = row.appendChild(el("td"));
     verdict.appendChild(pill(c.result, c.result));
     if (c.uncertain) verdict.append(" ", pill("warn", "review"));
+    if (c.pairwise) verdict.append(" ", pill(PAIR_PILL[c.pairwise.outcome] || "none", c.pairwise.outcome));
     row.appendChild(el("td", "num", numberText(c.score)));
     const stability = table.repeats > 1 && c.stability !== null ? "stable " + percent(c.stability) : "";
     const flaky = row.appendChild(el("td", "", c.flaky ? "" : stability));
@@ -97,10 +100,19 @@
     parent.appendChild(el("pre", "", text));
   }
 
+  // a sample's cost in this run: what it saved when cached; "unknown" without a price
+  function dollars(s) {
+    if (s.cost_usd === undefined) return "–";
+    if (s.cost_usd === null) return "unknown";
+    const amount = s.cached && s.saved_usd ? s.saved_usd : s.cost_usd;
+    const text = "$" + (amount >= 1 ? amount.toFixed(2) : String(Number(amount.toFixed(6))));
+    return s.cached && s.saved_usd ? text + " saved" : text;
+  }
+
   function samplesTable(samples) {
     const table = el("table", "samples");
     const head = table.appendChild(el("thead")).appendChild(el("tr"));
-    for (const title of ["sample", "verdict", "score", "reason", "cached", "tokens in/out", "latency", "error"]) {
+    for (const title of ["sample", "verdict", "score", "reason", "cached", "tokens in/out", "cost", "latency", "error"]) {
       head.appendChild(el("th", "", title));
     }
     const body = table.appendChild(el("tbody"));
@@ -113,10 +125,32 @@
       row.appendChild(el("td", "reason", s.reason + (s.uncertain ? " (uncertain)" : "")));
       row.appendChild(el("td", "", s.cached ? "yes" : "no"));
       row.appendChild(el("td", "num", s.input_tokens + " / " + s.output_tokens));
+      row.appendChild(el("td", "num", dollars(s)));
       row.appendChild(el("td", "num", s.latency_s === null ? "–" : s.latency_s.toFixed(2) + " s"));
       row.appendChild(el("td", "", s.error || ""));
     }
     return table;
+  }
+
+  function pairPanel(parent, pair) {
+    const sides = parent.appendChild(el("div", "pair"));
+    const candidate = sides.appendChild(el("div"));
+    pre(candidate, "Candidate output", pair.candidate === null ? "–" : pair.candidate);
+    const baseline = sides.appendChild(el("div"));
+    const source = pair.baseline_source ? " (" + pair.baseline_source + ")" : "";
+    pre(baseline, "Baseline output" + source, pair.baseline === null ? "none: unpaired, never judged" : pair.baseline);
+    parent.appendChild(el("h5", "", "Judgments, both orders"));
+    if (!pair.answers.length) {
+      const why = pair.kinds.includes("identical") ? "identical outputs: a tie without a judge call" : "not judged";
+      parent.appendChild(el("p", "note", why));
+    }
+    const list = parent.appendChild(el("ul", "answers"));
+    for (const a of pair.answers) {
+      const item = list.appendChild(el("li", "", a.line));
+      if (a.cached) item.append(" ", pill("none", "cached"));
+      if (a.error) item.append(" ", pill("error", a.error));
+    }
+    if (pair.consistent === false) parent.appendChild(el("p", "note", "The judge answered differently in the two orders."));
   }
 
   function detailRow(table, c) {
@@ -124,9 +158,12 @@
     const cell = row.appendChild(el("td"));
     cell.colSpan = 8;
     const meta = [c.location, c.nodeid, c.digest ? "request " + c.digest.slice(0, 12) : ""];
+    if (c.produced && c.produced.output === null) meta.push(c.produced.source);
     cell.appendChild(el("p", "note", meta.filter(Boolean).join(" · ")));
     pre(cell, "Reason", c.reason || "–");
-    if (c.produced) {
+    if (c.pairwise) {
+      pairPanel(cell, c.pairwise);
+    } else if (c.produced && c.produced.output !== null) {
       pre(cell, "Output judged (" + c.produced.source + ")", c.produced.output);
     }
     if (c.samples.length) {
@@ -252,6 +289,7 @@
     filters.failed = form.elements.failed.checked;
     filters.flaky = form.elements.flaky.checked;
     filters.disagree = form.elements.disagree.checked;
+    filters.outcome = form.elements.outcome ? form.elements.outcome.value : "";
     filters.query = form.elements.query.value.trim().toLowerCase();
     for (const table of tables) table.page = 0;
     renderAll();
