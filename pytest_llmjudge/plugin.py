@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import pytest
 
@@ -57,7 +57,13 @@ _HELP = {
     "task_concurrency": "task calls in flight at once",
     "task_timeout": "seconds one task call may take before its case is an ERROR",
     "task_cache": "produced-output cache: on, off or replay (never runs a task; a miss is an ERROR)",
+    "price": "price of a model genai-prices does not list (self-hosted, resold): MODEL=IN/OUT in USD per "
+    "million input/output tokens; repeat the option, or give several (one a line, or comma-separated)",
+    "budget": "USD the run may spend on model calls: past it no call starts, and the cases left are ERRORs",
+    "budget_tokens": "input plus output tokens the run may use: past it no call starts",
 }
+# Options given more than once (their ini values: one a line).
+_REPEATED = {"price"}
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
@@ -68,7 +74,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("llmjudge", "LLM-as-a-judge benchmarks (pytest-llmjudge)")
     for name, text in _HELP.items():
         default = getattr(DEFAULTS, name)
-        if default is not None:
+        if default not in (None, ()):
             text = (
                 f"{text} (default {default:g})"
                 if isinstance(default, float)
@@ -81,8 +87,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
             dest=f"llmjudge_{name}",
             default=None,
             help=f"{text}. Env {env_variable(name)}.".replace("%", "%%"),
+            action="append" if name in _REPEATED else "store",
         )
-        parser.addini(f"llmjudge_{name}", text, default=None)
+        kind: Literal["linelist"] | None = "linelist" if name in _REPEATED else None
+        parser.addini(f"llmjudge_{name}", text, type=kind, default=None)
     group.addoption(
         "--llmjudge-lint",
         action=argparse.BooleanOptionalAction,
@@ -137,6 +145,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "else the --llmjudge-baseline run's), in both orders. Env LLMJUDGE_PAIRWISE.",
     )
     parser.addini("llmjudge_pairwise", "pairwise mode (see --llmjudge-pairwise)", default=None)
+    group.addoption(
+        "--llmjudge-estimate",
+        action="store_true",
+        dest="llmjudge_estimate",
+        default=None,
+        help="print what the run would cost per benchmark (calls, tokens, USD) instead of running its "
+        "cases: collects and reads the caches, calls no model, exits 0",
+    )
     parser.addini(
         "llmjudge_paths",
         "folder names whose benchmark YAML files are collected (default: benchmarks)",
@@ -160,6 +176,12 @@ def pytest_configure(config: pytest.Config) -> None:
     started(config)
     state = start_run(config, settings)
     config.stash[STATE] = state
+    if settings.price or settings.budget is not None or settings.budget_tokens is not None or (
+        config.getoption("llmjudge_estimate")
+    ):
+        from .glue.cost_plugin import start_cost
+
+        start_cost(config, settings, state)  # prices checked, the budget opened, or the estimate
     controller = bool(config.getoption("numprocesses", None)) and not hasattr(config, "workerinput")
     model = settings.model or ""
     if controller and model.split(":", 1)[0] == "local" and settings.cache != "replay":

@@ -5,13 +5,17 @@
 ``fake.verdict`` as the message content, or, while ``fake.status`` is not 200, with that status and an
 OpenAI-style error body. With ``fake.props`` set, ``GET /props`` answers it (llama.cpp's server
 properties, e.g. ``{"total_slots": 1}``); ``fake.delay`` seconds pass before each completion, and
-``fake.peak`` is the most completions it was answering at once. The knobs may change while it
+``fake.peak`` is the most completions it was answering at once. Each answer reports
+``fake.prompt_tokens`` and ``fake.completion_tokens`` as its usage (None: counted as a tokenizer
+would, roughly: a token per 4 characters of the messages' text and output schemas sent, and of
+the answer), ``fake.cached_tokens`` of them read from a prompt cache. The knobs may change while it
 runs; every request is kept in ``fake.requests``.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import threading
 import time
 from collections.abc import Iterator
@@ -42,6 +46,9 @@ class FakeOpenAI:
     headers: dict[str, str] = field(default_factory=dict)  # sent with every POST answer
     props: dict[str, Any] | None = None  # GET /props answers this (404 while None)
     delay: float = 0.0  # seconds each completion takes
+    prompt_tokens: int | None = 3  # the usage each answer reports; None: counted (see the module)
+    completion_tokens: int | None = 2
+    cached_tokens: int = 0  # of the prompt tokens, read from the provider's prompt cache
     peak: int = 0  # most completions answered at once
     _busy: int = field(default=0, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
@@ -84,24 +91,30 @@ class _Handler(BaseHTTPRequestHandler):
             fake.peak = max(fake.peak, fake._busy)
         try:
             time.sleep(fake.delay)
-            self._answer(fake, auth)
+            self._answer(fake, auth, body)
         finally:
             with fake._lock:
                 fake._busy -= 1
 
-    def _answer(self, fake: FakeOpenAI, auth: str | None) -> None:
+    def _answer(self, fake: FakeOpenAI, auth: str | None, body: Any) -> None:
         if fake.status != 200:
             error = fake.error or {"message": f"bad request; you sent Authorization: {auth}"}
             self._reply(fake.status, {"error": error}, fake.headers)
             return
-        message = {"role": "assistant", "content": json.dumps(fake.verdict)}
+        content = json.dumps(fake.verdict)
+        message = {"role": "assistant", "content": content}
+        prompt = fake.prompt_tokens if fake.prompt_tokens is not None else counted(sent_text(body))
+        answer = fake.completion_tokens if fake.completion_tokens is not None else counted(content)
+        usage = {"prompt_tokens": prompt, "completion_tokens": answer, "total_tokens": prompt + answer}
+        if fake.cached_tokens:
+            usage["prompt_tokens_details"] = {"cached_tokens": fake.cached_tokens}
         completion = {
             "id": "c1",
             "object": "chat.completion",
             "created": 0,
             "model": "fake-judge",
             "choices": [{"index": 0, "finish_reason": "stop", "message": message}],
-            "usage": {"prompt_tokens": 3, "completion_tokens": 2, "total_tokens": 5},
+            "usage": usage,
         }
         self._reply(200, completion, fake.headers)
 
@@ -117,6 +130,22 @@ class _Handler(BaseHTTPRequestHandler):
 
     def log_message(self, format: str, *args: Any) -> None:
         pass
+
+
+def sent_text(body: Any) -> str:
+    """The text of a chat completion request: each message's content, each tool's schema and the
+    structured output's schema (a provider counts them all as input tokens)."""
+    texts = [m["content"] for m in body.get("messages", []) if isinstance(m.get("content"), str)]
+    texts += [json.dumps(t["function"].get("parameters", {})) for t in body.get("tools", [])]
+    structured = (body.get("response_format") or {}).get("json_schema")
+    if structured:
+        texts.append(json.dumps(structured.get("schema", {})))
+    return "\n".join(texts)
+
+
+def counted(text: str) -> int:
+    """Tokens of ``text`` as a tokenizer might count them: one per 4 characters."""
+    return math.ceil(len(text) / 4)
 
 
 @contextmanager

@@ -69,7 +69,7 @@ def test_many_keys_are_looked_up_together(tmp_path: Path) -> None:
     cache = VerdictCache(tmp_path / "c.sqlite")
     for n in range(0, 1200, 3):
         cache.put(f"k{n}", Verdict(n % 2 == 0, f"case {n}"), "m", Usage(), "B1", f"c{n}")
-    cache._db.execute("INSERT INTO verdicts VALUES ('broken', 'm', 'B1', 'c', 'not json', 0, 0, 0, 0, NULL)")
+    cache._db.execute("INSERT INTO verdicts VALUES ('broken', 'm', 'B1', 'c', 'not json', 0, 0, 0, 0, NULL, NULL)")
     found = cache.get_many([f"k{n}" for n in range(1200)] + ["broken"])
     assert sorted(found) == sorted(f"k{n}" for n in range(0, 1200, 3))  # the unreadable entry is a miss
     assert found["k999"].verdict == Verdict(False, "case 999")
@@ -505,7 +505,7 @@ def test_a_cache_written_before_request_lookup_opens_and_keeps_its_verdicts(tmp_
 
     cache = VerdictCache(path)
 
-    assert cache.get(key) == CachedVerdict(VERDICT, "m")
+    assert cache.get(key) == CachedVerdict(VERDICT, "m", 1, 1)  # with the tokens a hit saves
     assert cache.get_unnamed([cache_key(REQUEST.digest, "", {})]) == {}  # stored without its request key
     cache.close()
 

@@ -20,7 +20,7 @@ def _compile(args: argparse.Namespace) -> int:
     from ..judging.llmjudge import render_messages
     from ..suite.files import load_benchmark
     from ..suite.root import RootError, find_root
-    from ..suite.settings import prompt_style_for, resolve
+    from ..suite.settings import pairwise_mode, prompt_style_for, resolve
 
     try:
         project = find_root([args.path])
@@ -49,16 +49,32 @@ def _compile(args: argparse.Namespace) -> int:
         print(f"# {benchmark.code}: no cases; the rubric every case would get:\n")
         print(compile_rubric(sections, benchmark.code, style), end="")
         return 0
+    pairwise = pairwise_mode(benchmark, settings)
     for index, case in enumerate(cases):
-        request = compile_case(benchmark, sections, case, style)
         if index:
             print()
-        print(f"# {benchmark.code}::{case.id}  prompt {request.digest}")
+        if pairwise and case.spec.baseline_output is not None:
+            _print_pairwise(benchmark, sections, case, style)
+            continue
+        request = compile_case(benchmark, sections, case, style)
+        note = "  (pairwise against the --llmjudge-baseline run's output: shown alone)" if pairwise else ""
+        print(f"# {benchmark.code}::{case.id}  prompt {request.digest}{note}")
         print(render_messages(request), end="")
         if case.id in task_texts:
             print(f"\n# {benchmark.code}::{case.id}  task request (the output above is produced by it)")
             print(task_texts[case.id])
     return 0
+
+
+def _print_pairwise(benchmark: Any, sections: Any, case: Any, style: str) -> None:
+    """Both orders of a pairwise case's request, as the judge receives them."""
+    from ..compile.pairwise import compile_both_orders
+    from ..judging.pairwise_judge import render_pair
+
+    output = case.spec.candidate_output
+    for request in compile_both_orders(benchmark, sections, case, output, case.spec.baseline_output, style):
+        print(f"# {benchmark.code}::{case.id}  pairwise, {request.order}  prompt {request.digest}")
+        print(render_pair(request), end="")
 
 
 def _task_requests(benchmark: Any, root: Path, settings: Any) -> dict[str, str]:
@@ -112,6 +128,9 @@ def build_parser() -> argparse.ArgumentParser:
     from .calibrate import add_calibrate_parser
 
     add_calibrate_parser(commands)
+    from .estimate import add_estimate_parser
+
+    add_estimate_parser(commands)
     from .runs import add_runs_parsers
 
     add_runs_parsers(commands)

@@ -101,6 +101,12 @@ def summary_lines(data: dict[str, Any]) -> list[str]:
             lines.append(f"  {code}::{case['id']}: {passes} of {len(case['samples'])} samples pass")
     if data["comparison"] is not None:
         lines += ["", *comparison_table(data["comparison"])]
+    if any(b.get("pairwise") for b in data["benchmarks"]):
+        from ..reporting.pairwise import figures_of_results, pairwise_table
+
+        settings = data["settings"]
+        figures = figures_of_results(data, margin=settings["margin"], alpha=settings["alpha"])
+        lines += ["", *pairwise_table(figures)]
     return lines
 
 
@@ -127,6 +133,14 @@ def compare_files(
 def _compare(args: argparse.Namespace) -> int:
     from ..reporting.run_summary import comparison_table
 
+    if args.pairwise:
+        return _compare_pairwise(args)
+    if args.candidate is None:
+        print("llmjudge compare: give the baseline and the candidate results files", file=sys.stderr)
+        return 2
+    if args.fail_on == "worse":
+        print("llmjudge compare: --fail-on worse needs --pairwise", file=sys.stderr)
+        return 2
     baseline, candidate = _load(args.baseline), _load(args.candidate)
     if baseline is None or candidate is None:
         return 2
@@ -135,6 +149,28 @@ def _compare(args: argparse.Namespace) -> int:
     regressions = [c["benchmark"] for c in comparisons if c["verdict"] == "regression"]
     if regressions and args.fail_on == "regression":
         print(f"significant regression: {', '.join(regressions)}", file=sys.stderr)
+        return REGRESSION
+    return 0
+
+
+def _compare_pairwise(args: argparse.Namespace) -> int:
+    """The pairwise comparison a results file holds, recomputed from its cases' outcomes: no judge."""
+    from ..reporting.pairwise import figures_of_results, pairwise_table
+
+    if args.candidate is not None:
+        print("llmjudge compare --pairwise: give one results file (a pairwise run's)", file=sys.stderr)
+        return 2
+    data = _load(args.baseline)
+    if data is None:
+        return 2
+    figures = figures_of_results(data, margin=args.margin, alpha=args.alpha)
+    if not figures:
+        print(f"{args.baseline}: no pairwise verdicts (run with --llmjudge-pairwise)", file=sys.stderr)
+        return 2
+    print("\n".join(pairwise_table(figures)))
+    worse = [f.benchmark for f in figures if f.verdict == "worse"]
+    if worse and args.fail_on == "worse":
+        print(f"significantly worse than the baseline: {', '.join(worse)}", file=sys.stderr)
         return REGRESSION
     return 0
 
@@ -183,13 +219,22 @@ def add_runs_parsers(commands: Any) -> None:
         "compare",
         help="compare two runs case by case (paired McNemar, Holm across benchmarks)",
         description="Compare a candidate run with a baseline run from their results files. Exit status 1 "
-        "when a benchmark regressed significantly and --fail-on regression is given.",
+        "when a benchmark regressed significantly and --fail-on regression is given. With --pairwise, "
+        "report the pairwise comparison one run's results file holds (no judge is called); exit "
+        "status 1 when a candidate is significantly worse and --fail-on worse is given.",
     )
-    compare.add_argument("baseline", help="results file of the baseline run")
-    compare.add_argument("candidate", help="results file of the candidate run")
+    compare.add_argument("baseline", help="results file of the baseline run (--pairwise: the pairwise run)")
+    compare.add_argument("candidate", nargs="?", help="results file of the candidate run")
+    compare.add_argument(
+        "--pairwise", action="store_true", help="report a pairwise run's comparison with its baseline outputs"
+    )
     compare.add_argument("--margin", type=_probability, default=0.05, help="smallest change to detect (0.05)")
     compare.add_argument("--alpha", type=_probability, default=0.05, help="significance level (0.05)")
-    compare.add_argument("--fail-on", choices=["regression"], help="exit 1 on a significant regression")
+    compare.add_argument(
+        "--fail-on",
+        choices=["regression", "worse"],
+        help="exit 1 on a significant regression (or, with --pairwise, a significantly worse candidate)",
+    )
     compare.set_defaults(handler=_compare)
 
     report = commands.add_parser("report", help="write the HTML report of a results file")

@@ -189,3 +189,21 @@ def estimate_benchmark(
         estimate_calls(misses, judge, orders),
         task_estimate,
     )
+
+
+def describe_total(estimates: Sequence[BenchmarkEstimate]) -> str:
+    """``total: 14 calls, 9,800 in / 1,400 out tokens, $0.0024 ($0.0019–$0.0032)``: the run's
+    estimate, summed over its benchmarks."""
+    calls = sum(estimate.calls for estimate in estimates)
+    parts = [part for estimate in estimates for part in estimate.parts]
+    tokens_in = sum(part.input_tokens.expected for part in parts)
+    tokens_out = sum(part.output_tokens.expected for part in parts)
+    text = f"total: {calls} calls, {tokens_in:,} in / {tokens_out:,} out tokens"
+    costs = [estimate.cost for estimate in estimates]
+    ranges = [estimate.cost_range for estimate in estimates]
+    if any(cost is None for cost in costs) or any(spread is None for spread in ranges):
+        return text + ", cost unknown (a model has no price)"
+    cost = sum((c for c in costs if c is not None), Decimal(0))
+    low = sum((r[0] for r in ranges if r is not None), Decimal(0))
+    high = sum((r[1] for r in ranges if r is not None), Decimal(0))
+    return text + f", {format_usd(cost)} ({format_usd(low)}–{format_usd(high)})"

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
+from ..judging.budget import REACHED
 from .gates import BenchmarkGate, RubricGate, why
 from .records import CaseRecord
 
@@ -47,6 +48,10 @@ def decide_exit(
         reasons.append("a benchmark or rubric file did not load (errors above)")
     if snapshot_failed:
         reasons.append("compiled judge requests differ from their snapshots (see snapshot report)")
+    if stopped := [r for r in records if r.budget_stopped]:
+        said = stopped[-1].reason
+        reached = said[said.find(REACHED) :] if REACHED in said else said
+        reasons.append(f"the budget stopped the run: {len(stopped)} case(s) not judged ({reached})")
     if status not in (OK, TESTS_FAILED):
         reasons.append(f"pytest stopped with exit status {status} (see above)")
     if failed_gates or any(g.status == "fail" for g in rubrics) or broken:
@@ -68,7 +73,10 @@ def decide_exit(
         for code in failing:
             gate = gate_of[code]
             n = sum(1 for r in records if r.benchmark == code and r.nodeid in failed_nodeids)
-            if gate.status == "pass":
+            if gate.gate_rule == "pairwise":  # losses to the baseline, weighed by the pairwise gate
+                within = "are within its pairwise gate" if gate.status == "pass" else why(gate)
+                reasons.append(f"{n} case(s) of {code} lost to the baseline: {within}")
+            elif gate.status == "pass":
                 rate = "-" if gate.pass_rate is None else f"{gate.pass_rate:.1%}"
                 limit = "any failure" if gate.threshold is None else f"{gate.threshold:.0%}"
                 reasons.append(

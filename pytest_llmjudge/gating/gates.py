@@ -46,11 +46,13 @@ class BenchmarkGate:
     override: str | None = None  # a status the calibration decides (``untrusted``, a corrected rate)
     detail: str = ""
     collected: int | None = None  # the benchmark's case count at collection (None: not known)
+    unjudged: int = 0  # cases the run's budget stopped before their call (ERRORs)
 
     @property
     def partial(self) -> bool:
-        """Not every case of the benchmark ran (a node id, ``-k``, ``--lf``)."""
-        return self.collected is not None and self.cases < self.collected
+        """Not every case of the benchmark ran (a node id, ``-k``, ``--lf``), or the run's budget
+        stopped some before they were judged."""
+        return bool(self.unjudged) or (self.collected is not None and self.cases < self.collected)
 
     @property
     def verdicts(self) -> int:
@@ -109,6 +111,8 @@ def why(gate: BenchmarkGate) -> str:
         measured = "95% lower bound" if bound else "pass rate"
         if rate is not None and gate.threshold is not None:
             return f"{measured} {_pct(rate)} below {_pct(gate.threshold)}"
+    if status == "partial" and gate.unjudged:
+        return f"budget reached before {gate.unjudged} of {gate.cases} cases were judged: the gate needs all"
     if status == "partial":
         return f"{gate.cases} of {gate.collected} cases ran: the gate needs all"
     if status == "no verdicts":
@@ -164,6 +168,7 @@ def benchmark_gates(
                 weight=first.weight,
                 parent_rubric=first.parent_rubric,
                 collected=None if collected is None else collected.get(code),
+                unjudged=sum(1 for i in cases if i.budget_stopped),
                 interval=case_rate_interval(count["pass"], verdicts, samples) if verdicts else None,
             )
         )
@@ -198,8 +203,15 @@ def rubric_gate(
             code, label, method, None, threshold, "incomplete", f"not in this run: {', '.join(missing)}"
         )
     hard_failures = [m for m in members if gates[m].criticality == "hard_gate" and gates[m].status == "fail"]
-    scored = [(gates[m].pass_rate, gates[m].weight) for m in members]
-    unscored = [m for m, (rate, _) in zip(members, scored, strict=True) if rate is None]
+    # a benchmark judged pairwise has no absolute pass rate: its items pass unless they lost
+    scored = [
+        (None if gates[m].gate_rule == "pairwise" else gates[m].pass_rate, gates[m].weight) for m in members
+    ]
+    unscored = [
+        f"{m} (judged pairwise)" if gates[m].gate_rule == "pairwise" else m
+        for m, (rate, _) in zip(members, scored, strict=True)
+        if rate is None
+    ]
     if unscored:
         if hard_failures:
             return RubricGate(

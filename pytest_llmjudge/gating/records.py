@@ -21,6 +21,11 @@ class SampleRecord:
     output_tokens: int = 0
     latency_s: float | None = None
     error: str | None = None
+    # cost: USD of this sample's calls in this run (None: its model has no known price); a cache
+    # hit spent nothing, and ``saved_usd`` is what its call would cost now
+    cached_input_tokens: int = 0
+    cost_usd: float | None = 0.0
+    saved_usd: float | None = None
 
     def to_results(self) -> dict[str, Any]:
         return {
@@ -34,6 +39,9 @@ class SampleRecord:
             "output_tokens": self.output_tokens,
             "latency_s": self.latency_s,
             "error": self.error,
+            "cached_input_tokens": self.cached_input_tokens,
+            "cost_usd": self.cost_usd,
+            "saved_usd": self.saved_usd,
         }
 
 
@@ -81,6 +89,75 @@ class ProducedOutput:
     latency: float | None = None
     input_tokens: int = 0
     output_tokens: int = 0
+    # cost of the task call made for it in this run (0 from the case file, the output cache or a
+    # Python task); None: the task's model has no known price
+    cached_input_tokens: int = 0
+    cost_usd: float | None = 0.0
+    saved_usd: float | None = None  # from the output cache: its stored tokens at today's price
+
+
+@dataclass(frozen=True)
+class PairAnswerRecord:
+    """One order of a pairwise case (a results-file ``pairwise.answers[]``)."""
+
+    order: str  # candidate_first | baseline_first
+    candidate_position: str  # A | B
+    winner: str | None  # A | B | tie (the majority of its samples); None: it errored
+    reason: str = ""
+    request_digest: str = ""
+    sample_winners: tuple[str | None, ...] = ()  # each repeated sample's answer
+    cached: bool = False  # every sample came from the verdict cache
+    calls: int = 0  # model requests made, retries included
+    input_tokens: int = 0
+    output_tokens: int = 0
+    latency_s: float | None = None
+    error: str | None = None
+    cost_usd: float | None = 0.0  # USD of the calls made in this run (None: the model has no known price)
+
+    def to_results(self) -> dict[str, Any]:
+        return {
+            "order": self.order,
+            "candidate_position": self.candidate_position,
+            "winner": self.winner,
+            "reason": self.reason,
+            "request_digest": self.request_digest,
+            "sample_winners": list(self.sample_winners),
+            "cached": self.cached,
+            "calls": self.calls,
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "latency_s": self.latency_s,
+            "error": self.error,
+            "cost_usd": self.cost_usd,
+        }
+
+
+@dataclass(frozen=True)
+class PairwiseRecord:
+    """How a pairwise case compared with its baseline output; the last three fields are its
+    benchmark's, the same in each of its records (an xdist controller collects nothing)."""
+
+    outcome: str | None  # win | loss | tie | inconsistent; None: unpaired, or an order errored
+    identical: bool = False  # the outputs are the same: a tie with no judge call
+    consistent: bool | None = None  # the judge answered alike in both orders; None: not asked both
+    unpaired: bool = False  # no baseline output: never judged
+    baseline_output: Any = None
+    baseline_source: str | None = None  # case file | baseline results
+    answers: tuple[PairAnswerRecord, ...] = ()
+    baseline_only: tuple[str, ...] = ()  # baseline-run case ids this benchmark does not have
+    gate: str | None = None  # pairwise_gate: non_inferior
+    min_consistency: float | None = None
+
+    def to_results(self) -> dict[str, Any]:
+        return {
+            "outcome": self.outcome,
+            "identical": self.identical,
+            "consistent": self.consistent,
+            "unpaired": self.unpaired,
+            "baseline_output": self.baseline_output,
+            "baseline_source": self.baseline_source,
+            "answers": [a.to_results() for a in self.answers],
+        }
 
 
 @dataclass(frozen=True)
@@ -123,6 +200,12 @@ class CaseRecord:
     judge: JudgeFacts | None = None
     request: RequestText | None = None
     produced: ProducedOutput | None = None  # the output judged, and where it came from
+    pairwise: PairwiseRecord | None = None  # pairwise mode: the comparison with the baseline output
+    # cost (judging.pricing): USD of the calls this case made in this run, its samples' and its
+    # task's (None: one went to a model with no known price), and what its cache hits saved
+    cost_usd: float | None = 0.0
+    saved_usd: float = 0.0
+    budget_stopped: bool = False  # an ERROR because the run's budget was reached before its call
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> CaseRecord:
@@ -133,6 +216,11 @@ class CaseRecord:
         for name, kind in (("judge", JudgeFacts), ("request", RequestText), ("produced", ProducedOutput)):
             if known.get(name) is not None:
                 known[name] = _typed(kind, known[name])
+        if isinstance(known.get("pairwise"), dict):
+            pair = dict(known["pairwise"])
+            pair["answers"] = tuple(_typed(PairAnswerRecord, a) for a in pair.get("answers", ()))
+            pair["baseline_only"] = tuple(pair.get("baseline_only", ()))
+            known["pairwise"] = _typed(PairwiseRecord, pair)
         return cls(**known)
 
 

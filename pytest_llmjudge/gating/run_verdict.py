@@ -20,6 +20,7 @@ from .gates import BenchmarkGate, RubricGate, applied_rule, why
 
 if TYPE_CHECKING:
     from .calibration_run import BenchmarkCalibration
+    from .pairwise_stats import PairwiseFigures
     from .records import CaseRecord, JudgeFacts
     from .statistics import Comparison
 
@@ -63,6 +64,7 @@ class RunGates:
     comparisons: tuple[Comparison, ...] | None = None
     flips: tuple[Flip, ...] | None = None
     notes: tuple[str, ...] = ()  # what the run must say about its gates (an unread baseline)
+    pairwise: tuple[PairwiseFigures, ...] | None = None  # the pairwise benchmarks' figures
 
     def detail(self, code: str) -> str:
         """The one detail text of a benchmark's gate, as every output shows it."""
@@ -95,6 +97,7 @@ def gate_run(
     baseline (a significant regression failing it under ``fail_on: regression``), the rubrics."""
     from .calibration_run import apply_calibration, gated_records
     from .gates import benchmark_gates, rubric_gates
+    from .pairwise_gates import pairwise_gates
 
     # each record carries its benchmark's case count: an xdist controller collects nothing
     counts = {r.benchmark: r.benchmark_cases for r in records}
@@ -111,7 +114,12 @@ def gate_run(
 
         now = release_verdicts(records)
         before = release_verdicts_of_results(baseline)
-        pairs = {g.code: (before[g.code], now.get(g.code, {})) for g in ruled if g.code in before}
+        paired = {r.benchmark for r in records if r.pairwise is not None}  # compared by the judge instead
+        pairs = {
+            g.code: (before[g.code], now.get(g.code, {}))
+            for g in ruled
+            if g.code in before and g.code not in paired
+        }
         comparisons = tuple(compare_benchmarks(pairs, margin=settings.margin, alpha=settings.alpha))
         flips = flips_between(before, now)
         if settings.fail_on == "regression":
@@ -121,6 +129,9 @@ def gate_run(
                 for g in ruled
             ]
     final = apply_calibration(ruled, list(calibrations))
+    final, figures = pairwise_gates(
+        records, final, fail_on=settings.fail_on, margin=settings.margin, alpha=settings.alpha
+    )
     return RunGates(
         tuple(final),
         tuple(rubric_gates(list(rubrics), final)),
@@ -128,6 +139,7 @@ def gate_run(
         comparisons,
         flips,
         notes,
+        figures,
     )
 
 
@@ -171,10 +183,11 @@ def _with_rules(
 
 def release_verdicts(records: Sequence[CaseRecord]) -> dict[str, dict[str, bool]]:
     """Each benchmark's release-case verdicts (case id → passed). A calibration case's result is
-    agreement with its human label, not a verdict, and its id may be a release case's."""
+    agreement with its human label, not a verdict, and its id may be a release case's; a pairwise
+    case's is its comparison with a baseline output."""
     grouped: dict[str, dict[str, bool]] = {}
     for r in records:
-        if r.result in ("pass", "fail") and not r.calibration:
+        if r.result in ("pass", "fail") and not r.calibration and r.pairwise is None:
             grouped.setdefault(r.benchmark, {})[r.case] = r.result == "pass"
     return grouped
 
@@ -185,7 +198,7 @@ def release_verdicts_of_results(results: Mapping[str, Any]) -> dict[str, dict[st
         b["code"]: {
             c["id"]: c["result"] == "pass"
             for c in b["cases"]
-            if c["result"] in ("pass", "fail") and not c["calibration"]
+            if c["result"] in ("pass", "fail") and not c["calibration"] and not c.get("pairwise")
         }
         for b in results["benchmarks"]
     }

@@ -61,6 +61,18 @@ class Host:
     def produced(self, nodeid: str) -> tuple[Any, Any]:
         return self.judging.produced(nodeid)
 
+    def pairwise(self, item: Any) -> Any:
+        return self.judging.pairwise(item)
+
+    def pairwise_items(self, node: Any, requests: dict[str, Any], style: str) -> Any:
+        """A pairwise benchmark's prompt requests and case items; None for other benchmarks."""
+        own = node.benchmark.spec.judge
+        if not self.run.settings.pairwise and not (own and own.mode):
+            return None  # nothing pairwise to import
+        from .pairwise_items import pairwise_case_items
+
+        return pairwise_case_items(node, requests, style)
+
     def close(self) -> None:
         gcfreeze.closed(self, self.run.frozen)
         self.run.frozen = False

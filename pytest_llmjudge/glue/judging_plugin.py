@@ -79,6 +79,15 @@ class JudgingPlugin:
         except JudgeSetupError as exc:
             raise pytest.UsageError(str(exc)) from None
 
+    def pairwise(self, item: Any) -> Any:
+        """A pairwise item's result, waiting for its judge calls if they are still running."""
+        from ..judging.judges import JudgeSetupError
+
+        try:
+            return self.service.pairwise.result(item)
+        except JudgeSetupError as exc:
+            raise pytest.UsageError(str(exc)) from None
+
     def produced(self, nodeid: str) -> tuple[Any, Any]:
         """The output a task produced for ``nodeid`` and its judge request, or (None, None)."""
         if self._service is None:
@@ -143,6 +152,10 @@ def attach_record(item: pytest.Item, call: pytest.CallInfo[None], report: pytest
         report.longrepr = item.repr_failure(call.excinfo)  # pytest shows setup errors as tracebacks
     failure_travels(report)
     record = case_record(item, report)
+    if record is not None and getattr(item, "pairwise_mode", False):
+        from .pairwise_items import with_pairwise  # imported when its benchmark was collected
+
+        record = with_pairwise(item, record)  # type: ignore[arg-type]
     if record is not None:
         report.llmjudge = asdict(record)  # type: ignore[attr-defined]
         for name, value in junit_properties(record):

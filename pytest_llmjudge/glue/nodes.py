@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from ..compile.pairwise import PairwiseRequest
 from ..compile.request import CompiledRequest, compile_case, compile_rubric
 from ..compile.sections import sections_for
 from ..compile.snapshot import judge_told, snapshot_diff
@@ -81,9 +82,16 @@ class BenchmarkNode(pytest.Collector):
         requests = {}
         for case in self.benchmark.cases:
             requests[case.id] = compile_case(self.benchmark, self.sections, awaiting(case, self.task), style)
-        items: list[pytest.Item] = [PromptItem.from_parent(self, name=PROMPT_ITEM, requests=requests)]
-        for case in self.benchmark.cases:
-            items.append(CaseItem.from_parent(self, name=case.id, case=case, request=requests[case.id]))
+        pairwise = state.pairwise_items(self, requests, style)  # judged against baseline outputs
+        if pairwise is None:
+            cases = [
+                CaseItem.from_parent(self, name=c.id, case=c, request=requests[c.id])
+                for c in self.benchmark.cases
+            ]
+            pairwise = (requests, cases)
+        prompt_requests, cases = pairwise
+        items: list[pytest.Item] = [PromptItem.from_parent(self, name=PROMPT_ITEM, requests=prompt_requests)]
+        items += cases
         items += calibration_items(self, style, items)
         state.start_early(items)
         yield from items
@@ -127,7 +135,7 @@ class PromptItem(pytest.Function):
 
     checks_snapshot = True  # how the snapshot glue tells these items apart, without importing them
 
-    def __init__(self, *, requests: dict[str, CompiledRequest], **kwargs: Any) -> None:
+    def __init__(self, *, requests: dict[str, CompiledRequest | PairwiseRequest], **kwargs: Any) -> None:
         super().__init__(callobj=compiled_prompt, **kwargs)
         self.requests = requests
         benchmark: spec.Benchmark = self.parent.benchmark  # type: ignore[union-attr]
@@ -144,8 +152,14 @@ class PromptItem(pytest.Function):
         """What the judge is told for this benchmark's cases, without their data
         (``snapshot.judge_told``); the rubric when there are no cases."""
         from ..judging.llmjudge import render_messages
+        from ..judging.pairwise_judge import render_pair
 
-        texts = judge_told({case_id: render_messages(r) for case_id, r in self.requests.items()})
+        texts = judge_told(
+            {
+                case_id: render_pair(r) if isinstance(r, PairwiseRequest) else render_messages(r)
+                for case_id, r in self.requests.items()
+            }
+        )
         from ..tasks.build import task_requests
 
         texts.update(task_requests(self.benchmark, getattr(self.parent, "task", None)))

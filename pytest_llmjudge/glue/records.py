@@ -49,6 +49,7 @@ def case_record(item: pytest.Item, report: pytest.TestReport) -> CaseRecord | No
         result = "pass" if report.passed else "fail"
     usage = outcome.usage if outcome else None
     repeated = repeat_fields(item, outcome)
+    produced = produced_field(item)
     return CaseRecord(
         benchmark=b.code,
         case=item.case.id,
@@ -72,10 +73,26 @@ def case_record(item: pytest.Item, report: pytest.TestReport) -> CaseRecord | No
         requests=usage.requests if usage else 0,
         input_tokens=usage.input_tokens if usage else 0,
         output_tokens=usage.output_tokens if usage else 0,
-        produced=produced_field(item),
+        produced=produced,
         **repeated,
         **calibration_fields(item, verdict),
+        **cost_fields(outcome, repeated["samples"], produced),
     )
+
+
+def cost_fields(outcome: Outcome | None, samples: Any, produced: ProducedOutput | None) -> dict[str, Any]:
+    """A case record's cost: its samples' and its task's in this run, what the cache saved, and
+    whether the run's budget stopped it before its call."""
+    from ..gating.costs import case_cost
+    from ..judging.spending import BUDGET_KINDS
+
+    cost, saved = case_cost(samples, produced)
+    failures = [s.failure for s in ((outcome.samples or (outcome,)) if outcome else ()) if s.failure]
+    return {
+        "cost_usd": cost,
+        "saved_usd": saved,
+        "budget_stopped": any(f.kind in BUDGET_KINDS for f in failures),
+    }
 
 
 def produced_field(item: CaseItem) -> ProducedOutput | None:
@@ -90,6 +107,9 @@ def produced_field(item: CaseItem) -> ProducedOutput | None:
             produced.latency,
             produced.input_tokens,
             produced.output_tokens,
+            produced.cached_input_tokens,
+            None if produced.cost is None else float(produced.cost),
+            None if produced.saved is None else float(produced.saved),
         )
     output = item.case.spec.candidate_output
     return None if output is None else ProducedOutput("case file", output)  # None: its task gave none

@@ -34,18 +34,29 @@ def write_summary(run: Run, judging: JudgingPlugin, terminalreporter: Any) -> No
     if verdict is None or not verdict.gates.benchmarks:
         return  # a session without benchmarks imports none of this
     from ..gating.calibration_run import calibration_summary
+    from ..gating.costs import benchmark_costs
     from ..reporting.summary import GateSummary, Stats, exit_lines, shorten
     from .run_results import summary_lines
 
     gates = verdict.gates
     write = terminalreporter.write_line
     terminalreporter.section("llmjudge gates")
-    for line in GateSummary(list(gates.benchmarks), list(gates.rubrics)).lines:
+    costs = {code: total.text() for code, total in benchmark_costs(run.records).items()}
+    for line in GateSummary(list(gates.benchmarks), list(gates.rubrics), costs=costs).lines:
         write(line)
     for line in calibration_summary(list(gates.calibrations)):
         write(line)
+    if gates.pairwise:
+        from ..reporting.pairwise import pairwise_table
+
+        write("")
+        for line in pairwise_table(gates.pairwise):
+            write(line)
     write("")
-    write(Stats.from_records(run.records, judging.cache_write_errors()).line())
+    stats = Stats.from_records(run.records, judging.cache_write_errors())
+    write(stats.line())
+    for line in stats.cost_notes():  # once per model without a price
+        write(line, yellow=True)
     for line in judging.local_lines():
         write(line)
     review = [r for r in run.records if r.uncertain]

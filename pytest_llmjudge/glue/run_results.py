@@ -103,6 +103,7 @@ def write_run_results(run: Run) -> None:
         gates.comparisons,
         [f.to_dict() for f in gates.flips] if gates.flips is not None else None,
         {c.benchmark: c.to_dict() for c in gates.calibrations},
+        pairwise=gates.pairwise,
     )
     if settings.results:
         path = output_path(config, "results", settings.results)
@@ -153,7 +154,8 @@ def summary_lines(run: Run) -> list[tuple[str, dict[str, bool]]]:
     gates = run.verdict.gates
     results = _results(run.config)
     lines: list[tuple[str, dict[str, bool]]] = [("", {})]
-    lines += [(line, {}) for line in interval_lines(gates.benchmarks)]
+    absolute = [g for g in gates.benchmarks if g.gate_rule != "pairwise"]  # pairwise: their own table
+    lines += [(line, {}) for line in interval_lines(absolute)] if absolute else []
     flaky = [r for r in run.records if r.flaky]
     if flaky:
         lines.append((f"flaky cases ({len(flaky)}: repeated judge samples disagree):", {"yellow": True}))

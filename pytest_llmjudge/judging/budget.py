@@ -1,11 +1,13 @@
 """A run's spending limit in USD and/or tokens, held across concurrent calls.
 
 A call reserves its projected cost before it starts (``reserve``) and settles it with what it
-actually used when it ends (``settle``). A reservation is refused when the settled spend plus
-the calls in flight plus this call's projection would pass a limit; from then on every call is
-refused (the budget is *reached*), so which cases ran does not depend on how small the next one
-happened to be. Calls already in flight finish and are kept. Thread-safe; knows nothing of
-pytest, asyncio or prices (``check_priced`` only asks whether a model has one).
+actually used when it ends (``settle``). A call whose projection fits beside the settled spend
+but not beside the calls in flight too waits for them (``WAIT``: they may use less than they
+projected); one that does not fit beside the settled spend is refused, and from then on every
+call is refused (the budget is *reached*), so no call starts after the first that could not.
+Calls already in flight finish and are kept. So the spend never passes the limit while calls
+use no more than projected, and the run stops less than one call short of it. Thread-safe;
+knows nothing of pytest, asyncio or prices (``check_priced`` only asks whether a model has one).
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import TYPE_CHECKING, Literal, Protocol
+from typing import TYPE_CHECKING, Final, Literal, Protocol
 
 from .pricing import PRICE_OPTION, format_usd
 
@@ -25,6 +27,7 @@ if TYPE_CHECKING:
 BUDGET_OPTION = "--llmjudge-budget"
 BUDGET_TOKENS_OPTION = "--llmjudge-budget-tokens"
 REACHED = "budget reached"
+WAIT: Final = "wait"  # ``reserve``: room once the calls in flight settle; ask again then
 
 
 @dataclass(frozen=True)
@@ -39,7 +42,9 @@ class Reservation:
 class SpendLimit(Protocol):
     """What a call start needs: a ``Budget`` in one process, a ``BudgetClient`` in an xdist worker."""
 
-    def reserve(self, projected_cost: Decimal, projected_tokens: int) -> Reservation | None: ...
+    def reserve(
+        self, projected_cost: Decimal, projected_tokens: int
+    ) -> Reservation | Literal["wait"] | None: ...
 
     def settle(self, reservation: Reservation, actual_cost: Decimal, actual_tokens: int) -> None: ...
 
@@ -78,31 +83,34 @@ class Budget:
         self._spent_tokens = 0
         self._reached: Literal["usd", "tokens"] | None = None
 
-    def reserve(self, projected_cost: Decimal, projected_tokens: int) -> Reservation | None:
-        """Room for one call projected to cost ``projected_cost`` and use ``projected_tokens``,
-        or None: the budget is reached and the call must not start."""
+    def reserve(self, projected_cost: Decimal, projected_tokens: int) -> Reservation | Literal["wait"] | None:
+        """Room for one call projected to cost ``projected_cost`` and use ``projected_tokens``;
+        ``WAIT`` when it fits only once calls in flight settle; None: the budget is reached and
+        the call must not start."""
         cost = as_amount(projected_cost, "a projected cost")
         if projected_tokens < 0:
             raise ValueError(f"projected tokens must be ≥ 0, not {projected_tokens}")
         with self._lock:
             if self._reached is None:
-                self._reached = self._passed(cost, projected_tokens)
+                self._reached = self._passed(cost, projected_tokens, in_flight=False)
             if self._reached is not None:
                 return None
+            if self._passed(cost, projected_tokens, in_flight=True) is not None:
+                return WAIT
             reservation = Reservation(next(self._ids), cost, projected_tokens)
             self._open[reservation.id] = reservation
             return reservation
 
-    def _passed(self, cost: Decimal, tokens: int) -> Literal["usd", "tokens"] | None:
-        """Which limit this call would pass (the caller holds the lock)."""
-        if self.limit_usd is not None:
-            in_flight = sum((r.cost for r in self._open.values()), Decimal(0))
-            if self._spent + in_flight + cost > self.limit_usd:
-                return "usd"
-        if self.limit_tokens is not None:
-            in_flight_tokens = sum(r.tokens for r in self._open.values())
-            if self._spent_tokens + in_flight_tokens + tokens > self.limit_tokens:
-                return "tokens"
+    def _passed(self, cost: Decimal, tokens: int, *, in_flight: bool) -> Literal["usd", "tokens"] | None:
+        """Which limit this call would pass beside the settled spend (and, ``in_flight``, the
+        calls in flight); the caller holds the lock."""
+        flying = list(self._open.values()) if in_flight else []
+        usd = self._spent + sum((r.cost for r in flying), Decimal(0)) + cost
+        if self.limit_usd is not None and usd > self.limit_usd:
+            return "usd"
+        tokens_used = self._spent_tokens + sum(r.tokens for r in flying) + tokens
+        if self.limit_tokens is not None and tokens_used > self.limit_tokens:
+            return "tokens"
         return None
 
     def settle(self, reservation: Reservation, actual_cost: Decimal, actual_tokens: int) -> None:

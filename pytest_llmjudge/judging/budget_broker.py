@@ -4,7 +4,8 @@ loopback.
 The controller opens a ``BudgetBroker`` on a loopback port before its workers exist and exports
 its address (``BUDGET_BROKER_ENV``, ``TOKEN@127.0.0.1:PORT``), as it brokers the local judge
 server (``local.broker``). Each worker keeps one connection (``BudgetClient``) and sends one JSON
-line per request: ``reserve`` and ``settle`` with the same meaning as on a ``Budget``, ``status``
+line per request: ``reserve`` (answered with an id, ``wait`` or a refusal) and ``settle`` with the
+same meaning as on a ``Budget``, ``status``
 for the message. A worker that goes away with calls in flight has them settled at their
 projection, since their requests may have been billed. Connections without the token are
 refused.
@@ -19,9 +20,9 @@ import socket
 import threading
 from collections.abc import MutableMapping
 from decimal import Decimal
-from typing import Any
+from typing import Any, Literal
 
-from .budget import Budget, Reservation, as_amount
+from .budget import WAIT, Budget, Reservation, as_amount
 
 BUDGET_BROKER_ENV = "LLMJUDGE_BUDGET_BROKER"
 
@@ -93,13 +94,15 @@ class BudgetBroker:
                 reservation = self.budget.reserve(cost, tokens)
                 if reservation is None:
                     return {"refused": self.budget.message()}
+                if not isinstance(reservation, Reservation):
+                    return {"wait": True}
                 mine[reservation.id] = reservation
                 return {"id": reservation.id}
             if op == "settle":
-                reservation = mine.pop(int(request["id"]), None)
-                if reservation is None:
+                flying = mine.pop(int(request["id"]), None)
+                if flying is None:
                     return {"error": f"reservation {request['id']} is not this worker's call in flight"}
-                self.budget.settle(reservation, as_amount(request["cost"], "cost"), _count(request["tokens"]))
+                self.budget.settle(flying, as_amount(request["cost"], "cost"), _count(request["tokens"]))
                 return {"ok": True}
             if op == "status":
                 return {"message": self.budget.message(), "reached": self.budget.reached}
@@ -136,10 +139,12 @@ class BudgetClient:
         self._lines = self._connection.makefile("rb")
         self._call_raw(token.encode() + b"\n")
 
-    def reserve(self, projected_cost: Decimal, projected_tokens: int) -> Reservation | None:
+    def reserve(self, projected_cost: Decimal, projected_tokens: int) -> Reservation | Literal["wait"] | None:
         answer = self._call({"op": "reserve", "cost": str(projected_cost), "tokens": projected_tokens})
         if "refused" in answer:
             return None
+        if answer.get("wait"):
+            return WAIT
         return Reservation(int(answer["id"]), projected_cost, projected_tokens)
 
     def settle(self, reservation: Reservation, actual_cost: Decimal, actual_tokens: int) -> None:

@@ -27,13 +27,16 @@ from typing import Any
 from ..suite.hashing import digest
 from .cache_schema import CACHE_FORMAT as CACHE_FORMAT
 from .cache_schema import CacheError as CacheError
-from .cache_schema import connect_read_only, has_request_keys, prepare
+from .cache_schema import connect_read_only, has_column, has_request_keys, prepare
 from .pairwise_verdict import PairwiseVerdict
 from .verdict import Usage, Verdict
 
 SECONDS_PER_DAY = 86_400.0
 
-_INSERT = "INSERT OR REPLACE INTO verdicts VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+_INSERT = (
+    "INSERT OR REPLACE INTO verdicts (key, model, benchmark, case_id, verdict, input_tokens, "
+    "output_tokens, created, used, request_key, request_chars) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
 _KEYS_PER_QUERY = 500  # below SQLite's oldest limit on bound parameters (999)
 
 # Settings that change how long a call may take, not what the judge answers.
@@ -55,6 +58,8 @@ def cache_key(request_digest: str, model_name: str, settings: Mapping[str, Any],
 class CachedVerdict:
     verdict: Verdict | PairwiseVerdict  # a pairwise request's digest never equals a single one's
     model: str
+    input_tokens: int = 0  # what the call that gave it used (a hit saves that much)
+    output_tokens: int = 0
 
 
 def _answer(data: Any) -> Verdict | PairwiseVerdict:
@@ -121,6 +126,7 @@ class VerdictCache:
                 )
                 prepare(self._db, path, time.monotonic() + busy_timeout)
             self._request_keys = has_request_keys(self._db)  # not in a file older than them, read-only
+            self.request_chars = has_column(self._db, "request_chars")  # not in older files, read-only
         except sqlite3.DatabaseError as exc:
             raise self._unusable(exc) from None
 
@@ -133,20 +139,23 @@ class VerdictCache:
 
     def get_many(self, keys: Sequence[str]) -> dict[str, CachedVerdict]:
         """The verdicts stored under any of ``keys``, in a few queries; hits are remembered as used."""
-        rows: list[tuple[str, str, str]] = []
+        rows: list[tuple[str, str, str, int, int]] = []
         with self._lock:
             for start in range(0, len(keys), _KEYS_PER_QUERY):
                 chunk = keys[start : start + _KEYS_PER_QUERY]
                 marks = ",".join("?" * len(chunk))
-                query = f"SELECT key, verdict, model FROM verdicts WHERE key IN ({marks})"
+                query = (
+                    "SELECT key, verdict, model, input_tokens, output_tokens FROM verdicts "
+                    f"WHERE key IN ({marks})"
+                )
                 try:
                     rows += self._db.execute(query, chunk).fetchall()
                 except sqlite3.DatabaseError as exc:  # damage quick_check did not see
                     raise self._unusable(exc) from None
         found: dict[str, CachedVerdict] = {}
-        for key, data, model in rows:
+        for key, data, model, tokens_in, tokens_out in rows:
             try:
-                found[key] = CachedVerdict(_answer(json.loads(data)), model)
+                found[key] = CachedVerdict(_answer(json.loads(data)), model, tokens_in, tokens_out)
             except (ValueError, KeyError, TypeError):
                 continue  # an entry this version cannot read is a miss, and the next write replaces it
         with self._lock:
@@ -212,6 +221,7 @@ class VerdictCache:
             now,
             now,
             request_key,
+            usage.request_chars or None,
         )
         with self._lock:
             if not self._pending:
@@ -255,6 +265,14 @@ class VerdictCache:
             self.write_errors += [f"{row[2]}::{row[3]}: {exc}" for row in rows]
             return False
         return True
+
+    def rows(self, query: str, parameters: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+        """The rows of a read-only ``query`` (``judging.spending``'s token history)."""
+        with self._lock:
+            try:
+                return list(self._db.execute(query, parameters).fetchall())
+            except sqlite3.DatabaseError as exc:
+                raise self._unusable(exc) from None
 
     def stats(self) -> CacheStats:
         with self._lock:
@@ -315,6 +333,24 @@ class VerdictCache:
                 self._touched.clear()
             self._closed = True
             self._db.close()
+
+
+def token_history(cache: VerdictCache, model: str) -> list[tuple[int, int]]:
+    """``(request characters, input tokens)`` of ``model``'s stored calls that recorded both: its
+    characters per token (``judging.tokens.chars_per_token``)."""
+    if not cache.request_chars:
+        return []
+    query = (
+        "SELECT request_chars, input_tokens FROM verdicts "
+        "WHERE model = ? AND request_chars > 0 AND input_tokens > 0"
+    )
+    return [(int(chars), int(tokens)) for chars, tokens in cache.rows(query, (model,))]
+
+
+def output_history(cache: VerdictCache, benchmark: str, model: str) -> list[int]:
+    """The output tokens of each stored call of ``model`` on ``benchmark``'s cases."""
+    query = "SELECT output_tokens FROM verdicts WHERE benchmark = ? AND model = ? AND output_tokens > 0"
+    return [int(tokens) for (tokens,) in cache.rows(query, (benchmark, model))]
 
 
 def _files(path: Path) -> list[Path]:

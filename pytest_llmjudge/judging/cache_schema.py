@@ -25,6 +25,7 @@ _COLUMNS = {
         "created",
         "used",
         "request_key",
+        "request_chars",
     ),
     "meta": ("name", "value"),
 }
@@ -40,12 +41,15 @@ CREATE TABLE IF NOT EXISTS verdicts (
     output_tokens INTEGER NOT NULL,
     created REAL NOT NULL,
     used REAL NOT NULL,
-    request_key TEXT
+    request_key TEXT,
+    request_chars INTEGER
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
 """
-# Caches written before request keys existed gain the column; their verdicts have none.
-_ADD_REQUEST_KEY = "ALTER TABLE verdicts ADD COLUMN request_key TEXT"
+# Columns added since the first files: older caches gain them (their verdicts have none), in
+# whatever order they are added; reads and writes name their columns.
+_LATER_COLUMNS = {"request_key": "TEXT", "request_chars": "INTEGER"}
+_BASE = len(_COLUMNS["verdicts"]) - len(_LATER_COLUMNS)
 _REQUEST_INDEX = "CREATE INDEX IF NOT EXISTS verdicts_by_request ON verdicts (request_key)"
 
 
@@ -60,7 +64,7 @@ def prepare(db: sqlite3.Connection, path: Path, deadline: float) -> None:
             db.execute("PRAGMA journal_mode=WAL")
             db.execute("PRAGMA synchronous=NORMAL")
             db.executescript(_SCHEMA)
-            _add_request_key(db)
+            _add_later_columns(db)
             _check_integrity(db, path)
             _check_format(db, path)
             return
@@ -77,7 +81,7 @@ def prepare(db: sqlite3.Connection, path: Path, deadline: float) -> None:
 
 
 def has_request_keys(db: sqlite3.Connection) -> bool:
-    return any(row[1] == "request_key" for row in db.execute("PRAGMA table_info(verdicts)").fetchall())
+    return has_column(db, "request_key")
 
 
 def connect_read_only(path: Path, busy_timeout: float) -> sqlite3.Connection:
@@ -114,28 +118,48 @@ def connect_read_only(path: Path, busy_timeout: float) -> sqlite3.Connection:
     return db
 
 
-def _add_request_key(db: sqlite3.Connection) -> None:
-    columns = tuple(row[1] for row in db.execute("PRAGMA table_info(verdicts)").fetchall())
-    if columns == _COLUMNS["verdicts"][:-1]:
+def has_column(db: sqlite3.Connection, name: str) -> bool:
+    return name in _columns(db, "verdicts")
+
+
+def _columns(db: sqlite3.Connection, table: str) -> tuple[str, ...]:
+    return tuple(row[1] for row in db.execute(f"PRAGMA table_info({table})").fetchall())
+
+
+def _older_layout(columns: tuple[str, ...]) -> bool:
+    """A verdicts table of this program from before some of the later columns existed."""
+    later = columns[_BASE:]
+    distinct = len(set(later)) == len(later)
+    return columns[:_BASE] == _COLUMNS["verdicts"][:_BASE] and distinct and set(later) <= set(_LATER_COLUMNS)
+
+
+def _add_later_columns(db: sqlite3.Connection) -> None:
+    columns = _columns(db, "verdicts")
+    if not _older_layout(columns):
+        return  # another program's table: ``_check_integrity`` refuses it
+    for name, kind in _LATER_COLUMNS.items():
+        if name in columns:
+            continue
         try:
-            db.execute(_ADD_REQUEST_KEY)
+            db.execute(f"ALTER TABLE verdicts ADD COLUMN {name} {kind}")
         except sqlite3.OperationalError as exc:  # another process (an xdist worker) just did
             if "duplicate column" not in str(exc):
                 raise
-    if "request_key" in columns or columns == _COLUMNS["verdicts"][:-1]:
-        db.execute(_REQUEST_INDEX)
+    db.execute(_REQUEST_INDEX)
 
 
 def _check_integrity(db: sqlite3.Connection, path: Path, *, read_only: bool = False) -> None:
     """A damaged file (a page of zeros) or another program's ``verdicts`` table is refused now,
     with one clear message, not met as a traceback halfway through the run. A file read
-    ``read_only`` may be one written before request keys existed (the upgrade needs a write)."""
+    ``read_only`` may be one written before some later columns existed (the upgrade needs a write)."""
     problems = [row[0] for row in db.execute("PRAGMA quick_check").fetchall()]
     if problems != ["ok"]:
         raise CacheError(f"{path}: not a usable verdict cache (damaged: {problems[0]})")
     for table, expected in _COLUMNS.items():
-        columns = tuple(row[1] for row in db.execute(f"PRAGMA table_info({table})").fetchall())
-        if read_only and table == "verdicts" and columns == expected[:-1]:
+        columns = _columns(db, table)
+        # an upgraded file has every column (in the order they were added); one read only may lack some
+        upgraded = read_only or set(columns) == set(expected)
+        if table == "verdicts" and _older_layout(columns) and upgraded:
             continue
         if columns != expected:
             raise CacheError(

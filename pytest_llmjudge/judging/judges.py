@@ -14,10 +14,13 @@ from typing import TYPE_CHECKING, Any
 from ..suite.settings import RunSettings
 
 if TYPE_CHECKING:
+    from pydantic_ai.settings import ModelSettings
+
     from ..local.broker import ServerBroker
     from ..local.server import LocalServer
     from ..suite.files import Benchmark
     from .llmjudge import JudgeConfig
+    from .pricing import Price
 
 # The label of the judge a replay run with no model names: its cases are looked up by request only.
 UNNAMED_JUDGE = ""
@@ -100,8 +103,36 @@ class Judges:
             else:
                 model = build_model(value)
                 label = model_label(model)
-            self._configs[choice] = JudgeConfig(model, label, settings)
+            price = self.price(label, base_url_of(model))
+            self._configs[choice] = JudgeConfig(model, label, settings, price=price)
         return self._configs[choice]
+
+    def planned(self, benchmark: Benchmark) -> tuple[str, Price | None, ModelSettings]:
+        """The label, price and settings of ``benchmark``'s judge, without building its model
+        (the estimate calls nothing); LookupError when no model is configured anywhere."""
+        from .models import judge_label, model_label, model_settings
+
+        choice = JudgeChoice.of(benchmark, self.settings)
+        if choice in self._configs:
+            known = self._configs[choice]
+            return known.model_name, known.price, known.settings
+        value: Any = choice.model if choice.model is not None else self.default_model()
+        if value is None:
+            raise LookupError("no judge model")
+        settings = model_settings(choice.temperature, choice.max_tokens, choice.timeout)
+        if isinstance(value, str):
+            label = judge_label(value, choice.base_url)
+            return label, self.price(label), settings
+        label = model_label(value)
+        return label, self.price(label, base_url_of(value)), settings
+
+    def price(self, label: str, base_url: str | None = None) -> Price | None:
+        """The price of a model's tokens: ``--llmjudge-price`` first, the local judge free, else
+        genai-prices by the base URL's or the label's provider."""
+        from .pricing import price_for
+        from .spending import price_overrides
+
+        return price_for(label, base_url, price_overrides(self.settings.price))
 
     def local_model(self, spec: str) -> Any:
         """A judge served by a llama.cpp server this run starts (or an xdist controller started)."""
@@ -189,6 +220,15 @@ class Judges:
         for server in self._local_servers.values():
             server.stop()
         self._local_servers.clear()
+
+
+def base_url_of(model: Any) -> str | None:
+    """The base URL a pydantic-ai model sends to (its provider's), None when it has none."""
+    try:
+        url = getattr(model, "base_url", None)
+    except Exception:  # a model's property may need a client it cannot build
+        return None
+    return url if isinstance(url, str) else None
 
 
 def endpoint(model: Any) -> str:

@@ -17,10 +17,10 @@ import uuid
 from collections.abc import Coroutine, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
-from typing import Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from pydantic import BaseModel, Field, StrictBool, ValidationError
-from pydantic_ai import models
+from pydantic_ai import capture_run_messages, models
 from pydantic_ai.exceptions import (
     ContentFilterError,
     ModelAPIError,
@@ -50,7 +50,11 @@ from pydantic_ai.tools import ToolDefinition
 
 from ..compile.request import CompiledRequest
 from .response_cap import UnreadableResponse
+from .spending import priced_usage
 from .verdict import JudgeFailure, Usage, Verdict
+
+if TYPE_CHECKING:
+    from .pricing import Price
 
 OUTPUT_RETRIES = 2
 
@@ -89,6 +93,7 @@ class JudgeConfig:
     capturing: dict[tuple[str, str], asyncio.Task[RequestTemplate | None]] = field(
         default_factory=dict, compare=False, repr=False
     )
+    price: Price | None = None  # of the model's tokens; None: not known (tokens counted, no cost)
 
 
 def user_prompt(request: CompiledRequest) -> str | Sequence[Any]:
@@ -213,6 +218,7 @@ class RequestTemplate:
     settings: ModelSettings | None
     params: ModelRequestParameters
     accepts_text: bool  # the model answers in text (native or prompted output), not a tool call
+    schemas: tuple[str, ...] = ()  # the output schemas sent (a tool's, or the native output's), as JSON
 
     def messages(self, prompt: str | Sequence[Any]) -> list[ModelMessage]:
         parts = [UserPromptPart(prompt) if isinstance(p, UserPromptPart) else p for p in self.request.parts]
@@ -255,7 +261,8 @@ async def capture_template(
             if len(prompts) == 1:
                 _, resolved = model.prepare_request(captured.settings, captured.params)
                 accepts_text = resolved.output_mode in {"native", "prompted"}
-                return RequestTemplate(first[0], captured.settings, captured.params, accepts_text)
+                schemas = output_schemas(resolved)
+                return RequestTemplate(first[0], captured.settings, captured.params, accepts_text, schemas)
     return None
 
 
@@ -297,24 +304,28 @@ async def _judge(request: CompiledRequest, config: JudgeConfig) -> tuple[Verdict
         return await _run_agent(request, config, [])
     messages = template.messages(user_prompt(request))
     response = await config.model.request(messages, template.settings, template.params)
+    chars = len(sent_text(messages, template.schemas))
+    usage = priced_usage(config.price, [response.usage], request_chars=chars)
     verdict_calls = _verdict_calls(response, template)
     if verdict_calls > 1:
         raise JudgeFailure(
             "invalid-output",
             f"the judge gave {verdict_calls} verdicts (tool calls); exactly one is expected",
             True,
+            usage=usage,
         )
     answer = _final_answer(response, template)
     if answer is not None:
-        usage = response.usage
-        return _verdict(answer), Usage(1, usage.input_tokens or 0, usage.output_tokens or 0)
+        return _verdict(answer), usage
     if response.state != "complete" or any(isinstance(p, ToolCallPart) for p in response.parts):
         # An invalid or extra tool call, a paused response: the agent takes the conversation from
         # here exactly as it would have (validation feedback, bounded retries, resumption).
-        return await _run_agent(request, config, [*messages, response], first=response)
+        return await _run_agent(request, config, [*messages, response], request_chars=chars)
     # A text answer where the verdict tool call was due: the agent would read JSON text as the
     # verdict, but a judge that ignores the output tool is not answering the schema it was given.
-    raise JudgeFailure("invalid-output", "the judge answered in text instead of the verdict tool call", True)
+    raise JudgeFailure(
+        "invalid-output", "the judge answered in text instead of the verdict tool call", True, usage=usage
+    )
 
 
 def _verdict_calls(response: ModelResponse, template: RequestTemplate) -> int:
@@ -348,47 +359,75 @@ async def _judge_text(request: CompiledRequest, config: JudgeConfig) -> tuple[Ve
     """Chain-of-thought styles: the judge reasons in text and the verdict is read from it."""
     from .verdict_text import parse_verdict
 
-    result = await _agent(request).run(
-        user_prompt(request),
-        model=_OneVoiceModel(config.model, request.prompt_style),
-        model_settings=config.settings,
-        output_type=str,
-        instructions=request.instructions or None,
-    )
+    cause: Exception | None = None
+    with capture_run_messages() as sent:
+        try:
+            result = await _agent(request).run(
+                user_prompt(request),
+                model=_OneVoiceModel(config.model, request.prompt_style),
+                model_settings=config.settings,
+                output_type=str,
+                instructions=request.instructions or None,
+            )
+        except Exception as exc:
+            cause = exc
+    if cause is not None:  # (raised out here: the context manager cannot set a frozen traceback)
+        raise _billed(classify(cause), config, sent) from cause
+    messages = result.all_messages()
+    usage = _run_usage(config, messages, result.usage.requests, len(sent_text(messages[:1], [])))
     finish = getattr(result.response, "finish_reason", None)
     parsed = parse_verdict(result.output, finish_reason=finish)
     if parsed.verdict is None:
         error = parsed.error
         kind = error.type if error else "format_error"
         # A reply cut off at the token limit will be cut off again: only unreadable ones retry.
-        raise JudgeFailure(kind, error.message if error else "no verdict in the answer", kind != "truncation")
-    usage = result.usage
+        message = error.message if error else "no verdict in the answer"
+        raise JudgeFailure(kind, message, kind != "truncation", usage=usage)
     verdict = replace(parsed.verdict, format=parsed.format or "")
-    return verdict, Usage(usage.requests, usage.input_tokens or 0, usage.output_tokens or 0)
+    return verdict, usage
 
 
 async def _run_agent(
-    request: CompiledRequest,
-    config: JudgeConfig,
-    history: list[ModelMessage],
-    first: ModelResponse | None = None,
+    request: CompiledRequest, config: JudgeConfig, history: list[ModelMessage], request_chars: int = 0
 ) -> tuple[Verdict, Usage]:
-    result = await _agent(request).run(
-        None if history else user_prompt(request),
-        message_history=history or None,
-        model=_OneVoiceModel(config.model, request.prompt_style),
-        model_settings=config.settings,
-        output_type=JudgeVerdict,
-        instructions=request.instructions or None,
-        retries=OUTPUT_RETRIES,
-    )
-    usage = result.usage
-    requests, tokens_in, tokens_out = usage.requests, usage.input_tokens or 0, usage.output_tokens or 0
-    if first is not None:
-        requests += 1
-        tokens_in += first.usage.input_tokens or 0
-        tokens_out += first.usage.output_tokens or 0
-    return _verdict(result.output), Usage(requests, tokens_in, tokens_out)
+    """The agent's run, from the start or (``history``) from the first request and its response."""
+    cause: Exception | None = None
+    with capture_run_messages() as sent:
+        try:
+            result = await _agent(request).run(
+                None if history else user_prompt(request),
+                message_history=history or None,
+                model=_OneVoiceModel(config.model, request.prompt_style),
+                model_settings=config.settings,
+                output_type=JudgeVerdict,
+                instructions=request.instructions or None,
+                retries=OUTPUT_RETRIES,
+            )
+        except Exception as exc:
+            cause = exc
+    if cause is not None:  # (raised out here: the context manager cannot set a frozen traceback)
+        raise _billed(classify(cause), config, sent) from cause
+    # the history's response (sent before this run) counts: every response in the messages is one
+    requests = result.usage.requests + (1 if history else 0)
+    return _verdict(result.output), _run_usage(config, result.all_messages(), requests, request_chars)
+
+
+def _responses(messages: Sequence[ModelMessage]) -> list[Any]:
+    return [m.usage for m in messages if isinstance(m, ModelResponse)]
+
+
+def _run_usage(config: JudgeConfig, messages: Sequence[ModelMessage], requests: int, chars: int) -> Usage:
+    """The usage of an agent run's responses, each priced on its own."""
+    return priced_usage(config.price, _responses(messages), requests, chars)
+
+
+def _billed(failure: JudgeFailure, config: JudgeConfig, sent: Sequence[ModelMessage]) -> JudgeFailure:
+    """``failure`` carrying the usage of the responses the run had before it failed: they are
+    billed too."""
+    responses = _responses(sent)
+    if failure.usage is not None or not responses:
+        return failure
+    return replace(failure, usage=priced_usage(config.price, responses))
 
 
 def _verdict(out: JudgeVerdict) -> Verdict:
@@ -492,7 +531,7 @@ def _snapshot_answer(messages: list[ModelMessage], info: AgentInfo) -> ModelResp
 
 
 _SNAPSHOT_MODEL = FunctionModel(_snapshot_answer, model_name="snapshot")
-_SNAPSHOT_TEMPLATES: dict[tuple[str, str], tuple[RequestTemplate, list[str]] | None] = {}
+_SNAPSHOT_TEMPLATES: dict[tuple[str, str], tuple[RequestTemplate, list[ToolDefinition]] | None] = {}
 
 
 T = TypeVar("T")
@@ -511,8 +550,45 @@ def _run(coroutine: Coroutine[Any, Any, T]) -> T:
 
 def render_messages(request: CompiledRequest) -> str:
     """The exact messages and output schema the judge model is sent, as readable text."""
+    messages, tools = _sent(request)
+    return _format_request(messages, _schema_lines(tools))
+
+
+def request_text(request: CompiledRequest) -> str:
+    """The text the judge is sent for ``request`` (``sent_text``): what the estimate and a
+    budget's projection count tokens of, as each call records its own length."""
+    messages, tools = _sent(request)
+    return sent_text(messages, [json.dumps(tool.parameters_json_schema) for tool in tools])
+
+
+def output_schemas(params: ModelRequestParameters) -> tuple[str, ...]:
+    """The output schemas a request sends, as JSON: each output tool's, or the native output's
+    (the provider counts them as input tokens)."""
+    schemas = [tool.parameters_json_schema for tool in params.output_tools]
+    if params.output_mode == "native" and params.output_object is not None:
+        schemas.append(params.output_object.json_schema)
+    return tuple(json.dumps(schema) for schema in schemas)
+
+
+def sent_text(messages: Sequence[ModelMessage], schemas: Sequence[str]) -> str:
+    """The text of a judge request: the first request's instructions and parts, and its output
+    schemas (``output_schemas``). Its length over the input tokens a call reports is the model's
+    characters per token (the verdict cache keeps both)."""
+    texts: list[str] = []
+    for message in messages[:1]:
+        if isinstance(message, ModelRequest):
+            if message.instructions:
+                texts.append(message.instructions)
+            for part in message.parts:
+                content = getattr(part, "content", "")
+                texts.append(content if isinstance(content, str) else json.dumps(content, default=str))
+    return "\n".join([*texts, *schemas])
+
+
+def _sent(request: CompiledRequest) -> tuple[list[ModelMessage], list[ToolDefinition]]:
+    """The messages and output tools the judge model is sent for ``request``."""
     if request.prompt_style != "no_reasoning":
-        return _render_through_agent(request)  # text answers: no output schema
+        return _through_agent(request)  # text answers: no output schema
     key = _template_key(request)
     if key not in _SNAPSHOT_TEMPLATES:
         template = _run(capture_template(request, _SNAPSHOT_MODEL, None))
@@ -520,15 +596,15 @@ def render_messages(request: CompiledRequest) -> str:
             _SNAPSHOT_TEMPLATES[key] = None
         else:
             _, params = _SNAPSHOT_MODEL.prepare_request(template.settings, template.params)
-            _SNAPSHOT_TEMPLATES[key] = (template, _schema_lines(params.output_tools))
+            _SNAPSHOT_TEMPLATES[key] = (template, params.output_tools)
     found = _SNAPSHOT_TEMPLATES[key]
     if found is None:
-        return _render_through_agent(request)
-    template, schema = found
-    return _format_request(template.messages(user_prompt(request)), schema)
+        return _through_agent(request)
+    template, tools = found
+    return template.messages(user_prompt(request)), tools
 
 
-def _render_through_agent(request: CompiledRequest) -> str:
+def _through_agent(request: CompiledRequest) -> tuple[list[ModelMessage], list[ToolDefinition]]:
     captured: dict[str, Any] = {}
 
     def capture(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
@@ -546,7 +622,7 @@ def _render_through_agent(request: CompiledRequest) -> str:
             instructions=request.instructions or None,
         )
     )
-    return _format_request(captured["messages"], _schema_lines(captured["info"].output_tools))
+    return captured["messages"], captured["info"].output_tools
 
 
 def _schema_lines(output_tools: list[ToolDefinition]) -> list[str]:

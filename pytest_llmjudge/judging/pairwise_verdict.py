@@ -9,6 +9,7 @@ order and a tie in the other still counts as that pick, and opposite picks are `
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
@@ -85,3 +86,16 @@ def position_consistent(first: PairwiseVerdict, second: PairwiseVerdict) -> bool
     (the outcome still counts the pick); the judge's position-consistency rate is consistent
     pairs / pairs it answered in both orders."""
     return _side(first.winner, "A") == _side(second.winner, "B")
+
+
+def majority_answer(answers: Sequence[PairwiseVerdict]) -> PairwiseVerdict:
+    """One order's answer from its repeated samples: the winner more than half of them named (its
+    first reason), else a tie (a split between A and B, or no majority)."""
+    if not answers:
+        raise ValueError("no answers to reduce")
+    for winner in WINNERS:
+        named = [a for a in answers if a.winner == winner]
+        if 2 * len(named) > len(answers):
+            return named[0]
+    split = ", ".join(f"{sum(a.winner == w for a in answers)} {w}" for w in WINNERS)
+    return PairwiseVerdict("tie", f"no majority among {len(answers)} samples ({split})")

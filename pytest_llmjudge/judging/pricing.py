@@ -24,6 +24,8 @@ PriceSource = Literal["genai-prices", "--llmjudge-price", "local (free)"]
 PRICE_OPTION = "--llmjudge-price"
 _MILLION = Decimal(1_000_000)
 _LOCAL_PREFIX = "local:"
+# pydantic-ai's in-process test models: never priced, and not worth loading the price data for
+_NEVER_PRICED = frozenset({"function", "test"})
 
 
 @dataclass(frozen=True)
@@ -125,6 +127,8 @@ def price_for(
         return Price(model_label, None, _decimal(given_in), None, _decimal(given_out), "--llmjudge-price")
     if model_label == "local" or model_label.startswith(_LOCAL_PREFIX):
         return Price(model_label, None, Decimal(0), Decimal(0), Decimal(0), "local (free)")
+    if prefix in _NEVER_PRICED:
+        return None
     found = _genai_lookup(prefix, name, base_url or label_url)
     if found is None:
         return None

@@ -17,7 +17,7 @@ import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import cached_property, partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..compile.pairwise import PairwiseRequest
 from ..compile.request import CompiledRequest
@@ -26,7 +26,12 @@ from .judges import UNNAMED_JUDGE
 from .pairwise_verdict import PairwiseVerdict
 from .redact import redact
 from .scheduler import Progress, Slots
+from .spending import saved_cost
 from .verdict import JudgeFailure, Outcome, Usage, Verdict
+
+if TYPE_CHECKING:
+    from .pricing import Price
+    from .spending import CallBudget
 
 # A single request's call answers a Verdict, a pairwise request's (judging.pairwise_judge) a PairwiseVerdict.
 JudgeCall = Callable[[Any], Awaitable[tuple[Verdict | PairwiseVerdict, Usage]]]
@@ -87,36 +92,61 @@ async def judge_with_retries(
     rng: random.Random | None = None,
     pace: Callable[[], Awaitable[None]] = _no_wait,
     back_off: Callable[[float], None] = _no_back_off,
+    budget: CallBudget | None = None,
 ) -> Outcome:
     """Judge ``request``; transient failures retry, the last failure ends as the outcome.
 
     ``pace`` is awaited before every attempt (requests-per-minute limit); a Retry-After is
-    also passed to ``back_off`` so that other calls hold off too.
+    also passed to ``back_off`` so that other calls hold off too. With a ``budget`` each attempt
+    reserves its projected cost right before its request and settles what it used; an attempt
+    the budget refuses ends the case as a ``budget`` ERROR. Failed attempts' usage counts too.
     """
     rng = rng or _JITTER
     failure = _NO_ATTEMPT  # built once: every JudgeFailure is redacted, a copy of the environment
     retried: list[str] = []  # what each retry was for
+    spent = _NO_USAGE  # what the failed attempts used (billed too), without their request count
     for attempt in range(1, policy.attempts + 1):
         await pace()
+        reservation = await budget.admit() if budget is not None else None
+        if budget is not None and reservation is None:  # never retried, never cached
+            refused = budget.refused()
+            return Outcome(None, refused, model_name, False, attempt - 1, spent, retried=tuple(retried))
+        used: Usage | None = None  # None: not known, a budget settles the projection
         try:
             async with asyncio.timeout(policy.timeout):  # no extra task per call, unlike wait_for
                 verdict, usage = await call(request)
+            used = usage
         except TimeoutError:
             failure = JudgeFailure("timeout", f"no answer within {policy.timeout:g} s", True)
         except JudgeFailure as exc:
             failure = exc
+            used = exc.usage if exc.usage is not None or _maybe_billed(exc) else _NO_USAGE
         else:
             # a judge that repeats the key (or a credential it was shown) must not put it in every output
             verdict = replace(verdict, reason=redact(verdict.reason))
-            return _answered(verdict, Outcome(None, None, model_name, False, attempt, usage, retried=tuple(retried)))
+            return _answered(verdict, model_name, False, attempt, spent.plus(usage), tuple(retried))
+        finally:
+            if budget is not None and reservation is not None:
+                budget.settle(reservation, used)
+        if used is not None:
+            spent = spent.plus(replace(used, requests=0))
         failure = _usable_retry_after(failure, policy)
         if not failure.transient or attempt == policy.attempts:
-            return Outcome(None, failure, model_name, False, attempt, retried=tuple(retried))
+            return Outcome(None, failure, model_name, False, attempt, spent, retried=tuple(retried))
         retried.append(failure.kind)
         if failure.retry_after is not None:
             back_off(failure.retry_after)
         await sleep(policy.delay(attempt, failure, rng))
-    return Outcome(None, failure, model_name, False, policy.attempts, retried=tuple(retried))
+    return Outcome(None, failure, model_name, False, policy.attempts, spent, retried=tuple(retried))
+
+
+def _maybe_billed(failure: JudgeFailure) -> bool:
+    """Whether a failed attempt that reported no usage may still have been billed: a timeout or
+    a broken connection may end a request the server processed; an HTTP error answer was not."""
+    return not failure.kind.startswith("http-") and failure.kind not in _REFUSED_UNBILLED
+
+
+_REFUSED_UNBILLED = frozenset({"rate-limited", "connection-refused", "rejected", "usage-limit"})
 
 
 @dataclass(frozen=True)
@@ -131,6 +161,8 @@ class CaseJob:
     settings: Mapping[str, Any]
     sample: int = 0  # which of a case's repeated samples (each its own cache entry)
     endpoint: str = ""  # the server called: a Retry-After holds back only the calls to it
+    price: Price | None = None  # of the judge's tokens: what a cache hit saved
+    budget: CallBudget | None = None  # what each attempt reserves in the run's budget (None: no budget)
 
     @cached_property
     def cache_key(self) -> str:
@@ -165,7 +197,8 @@ def settle_from_cache(jobs: Sequence[CaseJob], cache: VerdictCache | None, mode:
         else:
             hits, hit = [], found.get(job.cache_key)
         if hit is not None:
-            outcomes.append(_answered(hit.verdict, Outcome(None, None, hit.model, True, 0)))
+            saved = saved_cost(job.price, hit.input_tokens, hit.output_tokens)
+            outcomes.append(replace(_answered(hit.verdict, hit.model, True, 0), saved=saved))
         elif mode == "replay":
             outcomes.append(_replay_miss(job, cache, [h.model for h in hits]))
         else:
@@ -214,6 +247,7 @@ async def judge_uncached(
             sleep,
             pace=partial(slots.pace, job.endpoint),
             back_off=partial(_back_off, slots, job.endpoint),
+            budget=job.budget,
         )
         outcome = replace(outcome, latency=time.perf_counter() - started)
     answer = outcome.verdict or outcome.pairwise
@@ -230,11 +264,22 @@ async def judge_uncached(
     return outcome
 
 
-def _answered(answer: Verdict | PairwiseVerdict, outcome: Outcome) -> Outcome:
-    """``outcome`` carrying ``answer``: a verdict, or a pairwise request's answer."""
+def _answered(
+    answer: Verdict | PairwiseVerdict,
+    model: str,
+    cached: bool,
+    attempts: int,
+    usage: Usage | None = None,
+    retried: tuple[str, ...] = (),
+) -> Outcome:
+    """The outcome carrying ``answer``: a verdict, or a pairwise request's answer."""
+    usage = usage or _NO_USAGE
     if isinstance(answer, PairwiseVerdict):
-        return replace(outcome, pairwise=answer)
-    return replace(outcome, verdict=answer)
+        return Outcome(None, None, model, cached, attempts, usage, retried=retried, pairwise=answer)
+    return Outcome(answer, None, model, cached, attempts, usage, retried=retried)
+
+
+_NO_USAGE = Usage()
 
 
 def _back_off(slots: Slots, endpoint: str, seconds: float) -> None:

@@ -17,7 +17,10 @@ from typing import TYPE_CHECKING, Any, Protocol
 from ..suite.settings import RunSettings
 from .checks import checked_outcome as run_checks
 from .judges import Judges, JudgeSetupError, endpoint
+from .pairwise_pipeline import PairwisePipeline
+from .projection import judge_budget
 from .samples import SAMPLE_SEPARATOR, sample_key
+from .spending import Spending
 from .task_pipeline import TaskPipeline
 from .verdict import JudgeFailure, Outcome
 
@@ -26,6 +29,7 @@ if TYPE_CHECKING:
     from ..suite.files import Benchmark, Case
     from .cache import VerdictCache
     from .llmjudge import JudgeConfig
+    from .pricing import Price
     from .scheduler import Job, Scheduler, Waiting
 
 CACHE_BATCH, CACHE_BATCH_SECONDS = 64, 0.5  # verdicts per cache transaction, at most this late
@@ -71,10 +75,15 @@ class JudgingService:
     _cache: VerdictCache | None = None
     judges: Judges = field(init=False)
     tasks: TaskPipeline = field(init=False)
+    pairwise: PairwisePipeline = field(init=False)  # cases judged against a baseline output
+    spending: Spending = field(init=False)  # prices and the budget each call start asks
+    estimating: bool = False  # ``--llmjudge-estimate``: nothing is scheduled, no model is called
 
     def __post_init__(self) -> None:
         self.judges = Judges(self.settings, self.root, self.default_model)
+        self.spending = Spending(self.settings)
         self.tasks = TaskPipeline(self)
+        self.pairwise = PairwisePipeline(self)
 
     def task_cases(self, cases: Sequence[CaseToJudge]) -> list[CaseToJudge]:
         """The cases not settled yet, each with its output: a stored one, or one the output cache
@@ -90,6 +99,8 @@ class JudgingService:
         """Settle what checks and the cache decide now; start judge calls for the rest. A run that
         cannot judge raises ``JudgeSetupError``, or with ``setup_errors_per_case`` (an xdist
         worker, which cannot stop the run) settles each unsettled case as that error."""
+        if self.estimating:
+            return
         try:
             self._schedule(cases)
         except JudgeSetupError as exc:
@@ -104,7 +115,7 @@ class JudgingService:
         from .models import ModelConfigError
 
         needs_judge = []
-        for case in self.task_cases(cases):
+        for case in self.task_cases(self.pairwise.divert(cases)):
             kind = case.benchmark.spec.evaluator_type
             if kind == "manual_sme":
                 continue
@@ -157,6 +168,7 @@ class JudgingService:
                         config.settings,
                         index,
                         endpoint=endpoint(config.model),
+                        price=config.price,
                     )
                 )
         cache, mode = self.verdict_cache(), self.settings.cache
@@ -171,8 +183,11 @@ class JudgingService:
                 self.outcomes[key] = settled
                 cached += settled.cached
                 continue
+            self.require_price(config.model_name, config.price)
             config = self.judges.with_server(config)
-            job = replace(job, call=partial(judge_once, config=config), endpoint=endpoint(config.model))
+            budget = judge_budget(self.spending, job.request, job.benchmark, config, cache)
+            call = partial(judge_once, config=config)
+            job = replace(job, call=call, endpoint=endpoint(config.model), budget=budget)
             # each configuration its own timeout: a benchmark's judge.timeout is not capped by the run's
             policy = RetryPolicy(
                 attempts=self.settings.attempts, timeout=config.settings.get("timeout", 60.0)
@@ -184,6 +199,11 @@ class JudgingService:
             self._scheduler().start(pending)
         if self.scheduler is not None:  # the status line counts the cases the cache settled
             self.scheduler.progress.cache_hits = self.cache_hits
+
+    def require_price(self, model: str, price: Price | None) -> None:
+        """Under a USD budget, a model without a price stops the run before its first call."""
+        if (message := self.spending.unpriced_message({model: price})) is not None:
+            raise JudgeSetupError(message)
 
     def samples_of(self, case: CaseToJudge) -> int:
         """How many times ``case`` is judged (remembered until its outcome is combined)."""
@@ -279,6 +299,7 @@ class JudgingService:
             self._cache = None
         self.cache_write_errors += self.tasks.close()
         self.judges.stop()
+        self.spending.close()
 
 
 def sample_count(benchmark: Benchmark, settings: RunSettings) -> int:

@@ -156,7 +156,7 @@ class TaskStep:
         task, label = planned.built.task, planned.built.task.label
         async with self._semaphore:
             budget = self.budget(planned)
-            reservation = budget.admit() if budget is not None else None
+            reservation = await budget.admit() if budget is not None else None
             if budget is not None and reservation is None:  # never cached: a rerun runs it
                 raise TaskFailed(_failure(budget.kind, budget.limit.message(), planned.case))
             started = time.perf_counter()

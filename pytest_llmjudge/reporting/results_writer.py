@@ -10,12 +10,16 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..gating.costs import CostTotal, cost_of
 from ..gating.records import JudgeFacts, SampleRecord
+from ..judging.pricing import unpriced_message
 from ..suite.safe_write import Guard, write_text
+from .pairwise import add_pairwise, add_pairwise_calls
 from .results_file import FORMAT
 
 if TYPE_CHECKING:
     from ..gating.gates import BenchmarkGate, RubricGate
+    from ..gating.pairwise_stats import PairwiseFigures
     from ..gating.records import CaseRecord
     from ..gating.statistics import Comparison
     from ..judging.verdict import Outcome
@@ -42,6 +46,9 @@ def _sample(index: int, outcome: Outcome) -> SampleRecord:
         outcome.usage.output_tokens,
         outcome.latency,
         str(outcome.failure) if outcome.failure else None,
+        outcome.usage.cached_input_tokens,
+        None if (spent := outcome.usage.spent) is None else float(spent),
+        None if outcome.saved is None else float(outcome.saved),
     )
 
 
@@ -82,8 +89,10 @@ def build_results(
     comparisons: Sequence[Comparison] | None,
     flips: list[dict[str, str]] | None,
     calibrations: dict[str, dict[str, Any]] | None = None,
+    pairwise: Sequence[PairwiseFigures] | None = None,
 ) -> dict[str, Any]:
-    """The format-1 dict of a run; ``calibrations`` maps a benchmark code to its ``calibration``."""
+    """The format-1 dict of a run; ``calibrations`` maps a benchmark code to its ``calibration``,
+    ``pairwise`` holds the pairwise benchmarks' figures."""
     by_benchmark: dict[str, list[CaseRecord]] = {}
     for record in records:
         by_benchmark.setdefault(record.benchmark, []).append(record)
@@ -91,6 +100,7 @@ def build_results(
     benchmarks = [
         _benchmark(gate, by_benchmark.get(gate.code, []), calibrations.get(gate.code)) for gate in gates
     ]
+    add_pairwise(benchmarks, pairwise or (), by_benchmark)
     cases = [c for b in benchmarks for c in b["cases"]]
     samples = [s for c in cases for s in c["samples"]]
     totals = {
@@ -105,6 +115,8 @@ def build_results(
         "input_tokens": sum(s["input_tokens"] for s in samples),
         "output_tokens": sum(s["output_tokens"] for s in samples),
     }
+    add_pairwise_calls(totals, cases)
+    totals["cost"] = cost_object(cost_of(records))
     return {
         "format": FORMAT,
         "started": _utc(info.started),
@@ -147,6 +159,19 @@ def _benchmark(
         "gate": _gate(gate),
         "calibration": calibration,
         "cases": [_case(r) for r in records if r.case],
+        "cost": cost_object(cost_of(records)),
+    }
+
+
+def cost_object(total: CostTotal) -> dict[str, Any]:
+    """A results-file ``cost``: USD (null when a model without a price was called), the priced
+    part, what the cache saved, and why a model has no cost."""
+    known = total.known
+    return {
+        "usd": None if known is None else float(known),
+        "priced_usd": float(total.usd),
+        "saved_usd": float(total.saved),
+        "unpriced": [{"model": m, "reason": unpriced_message(m)} for m in total.unpriced],
     }
 
 
@@ -190,6 +215,9 @@ def _case(record: CaseRecord) -> dict[str, Any]:
         "request": asdict(record.request) if record.request else None,
         "samples": [s.to_results() for s in record.samples],
         "produced": asdict(record.produced) if record.produced else None,
+        "cost_usd": record.cost_usd,
+        "saved_usd": record.saved_usd,
+        "pairwise": record.pairwise.to_results() if record.pairwise else None,
     }
 
 

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from ..gating.costs import CostTotal, cost_of
 from ..gating.gates import BenchmarkGate, RubricGate, why
 from ..gating.records import CaseRecord
+from ..judging.pricing import format_usd
 
 
 def _pct(value: float | None) -> str:
@@ -31,10 +33,17 @@ def _interval(g: BenchmarkGate) -> str:
     return "-" if g.ci_low is None or g.ci_high is None else f"{g.ci_low:.1%}–{g.ci_high:.1%}"
 
 
-def benchmark_table(gates: Sequence[BenchmarkGate]) -> list[str]:
+def _kind(g: BenchmarkGate) -> str:
+    if g.gate_rule == "pairwise":  # judged against a baseline: the threshold decides nothing
+        return "pairwise"
+    return "hard" if g.criticality == "hard_gate" else "threshold"
+
+
+def benchmark_table(gates: Sequence[BenchmarkGate], costs: Mapping[str, str] | None = None) -> list[str]:
     """One row per benchmark. ``failed`` counts uncertain verdicts too (they fail and are listed
     for human review); pass rate and threshold are both percentages; the pass rate and its 95%
-    interval both count case verdicts (repeated samples reduced per case); ``detail`` says why."""
+    interval both count case verdicts (repeated samples reduced per case); ``detail`` says why;
+    with ``costs`` (by benchmark code) a cost column."""
     rows = [
         [
             g.code,
@@ -44,15 +53,21 @@ def benchmark_table(gates: Sequence[BenchmarkGate]) -> list[str]:
             str(g.errors),
             _pct(g.pass_rate),
             _interval(g),
-            "-" if g.threshold is None else _pct(g.threshold),
-            "hard" if g.criticality == "hard_gate" else "threshold",
+            "-" if g.threshold is None or g.gate_rule == "pairwise" else _pct(g.threshold),
+            _kind(g),
             g.status.upper() if g.status in {"pass", "fail"} else g.status,
             why(g),
         ]
         for g in gates
     ]
     header = ["benchmark", "cases", "passed", "failed", "errors", "pass rate", "95% interval", "threshold"]
-    return _table([*header, "kind", "gate", "detail"], rows)
+    header += ["kind", "gate", "detail"]
+    if costs is not None:
+        at = header.index("kind")
+        header.insert(at, "cost")
+        for gate, row in zip(gates, rows, strict=True):
+            row.insert(at, costs.get(gate.code, "-"))
+    return _table(header, rows)
 
 
 def rubric_table(gates: Sequence[RubricGate]) -> list[str]:
@@ -81,10 +96,11 @@ class GateSummary:
     review: Sequence[CaseRecord] = ()
     exit_status: int | None = None
     reasons: Sequence[str] = ()
+    costs: Mapping[str, str] | None = None  # the cost column, by benchmark code
 
     @property
     def lines(self) -> list[str]:
-        lines = benchmark_table(self.benchmarks)
+        lines = benchmark_table(self.benchmarks, self.costs)
         if self.rubrics:
             lines += ["", *rubric_table(self.rubrics)]
         if self.judge_line:
@@ -133,6 +149,7 @@ class Stats:
     judged: int = 0
     errors: int = 0
     cache_write_errors: list[str] = field(default_factory=list)
+    cost: CostTotal | None = None  # of the run's judge and task calls
 
     def line(self) -> str:
         """The summary's judge line: verdicts, model calls, cache hits, retries, errors, tokens."""
@@ -144,6 +161,10 @@ class Stats:
             text += f", tokens in/out {self.input_tokens}/{self.output_tokens}"
         elif self.calls:
             text += ", tokens not reported"
+        if self.cost is not None:
+            text += f", cost {self.cost.text()}"
+            if self.cost.saved:
+                text += f" (the cache saved {format_usd(self.cost.saved)})"
         if self.cache_write_errors:
             text += f"; {len(self.cache_write_errors)} cache write(s) failed: {self.cache_write_errors[0]}"
         return text
@@ -163,6 +184,7 @@ class Stats:
     def from_records(cls, records: Iterable[CaseRecord], cache_write_errors: Sequence[str] = ()) -> Stats:
         """Counts of the cases a judge decided: verdicts (pass/fail), errors, calls, cache hits."""
         stats = cls(cache_write_errors=list(cache_write_errors))
+        records = list(records)
         for r in records:
             if r.result not in {"pass", "fail", "error"} or r.model == "checks":
                 continue
@@ -176,4 +198,9 @@ class Stats:
             stats.retries.update(r.retried)
             stats.input_tokens += r.input_tokens
             stats.output_tokens += r.output_tokens
+        stats.cost = cost_of(records)
         return stats
+
+    def cost_notes(self) -> list[str]:
+        """Why part of the cost is unknown: once per model without a price."""
+        return self.cost.notes() if self.cost is not None else []

@@ -51,6 +51,10 @@ class RunSettings:
     regenerate: bool = False  # run the task also for cases that have a candidate_output
     overwrite: bool = False
     pairwise: bool = False  # judge every llm_judge benchmark's cases against a baseline output
+    # cost: prices of models genai-prices does not list, and the run's budget
+    price: tuple[str, ...] = ()  # MODEL=IN/OUT, USD per million input/output tokens
+    budget: float | None = None  # USD: no call starts past it
+    budget_tokens: int | None = None  # input plus output tokens: no call starts past it
 
 
 # How a setting given as text is read; each also comes from LLMJUDGE_<NAME> and llmjudge_<name>.
@@ -90,10 +94,19 @@ _CONVERTERS: dict[str, Callable[[str], Any]] = {
     "regenerate": lambda text: _boolean(text),
     "overwrite": lambda text: _boolean(text),
     "pairwise": lambda text: _boolean(text),
+    "price": lambda text: _prices(text),
+    "budget": float,
+    "budget_tokens": int,
 }
 FAIL_ON = ("regression", "worse")
 TASK_CACHE_MODES = ("on", "off", "replay")
 DEFAULTS = RunSettings()
+
+
+def _prices(text: str) -> tuple[str, ...]:
+    """``--llmjudge-price`` values: one per option, ini line, or comma-separated item. Each is
+    read (``MODEL=IN/OUT``) by ``judging.pricing.parse_price_option`` when the run starts."""
+    return tuple(item.strip() for line in text.splitlines() for item in line.split(",") if item.strip())
 
 
 def _boolean(text: str) -> bool:
@@ -126,6 +139,8 @@ def resolve(
             (f"{variable} (environment)", env.get(variable)),
             (f"llmjudge_{name} (ini file)", ini(name)),
         ):
+            if isinstance(raw, list):  # a repeated option, or an ini line list
+                raw = "\n".join(str(item) for item in raw)
             if raw is None or raw == "":
                 continue
             try:
@@ -174,6 +189,10 @@ def _invalid(name: str, value: Any) -> str | None:
         return f"must be 0 or more, not {value}"
     if name == "temperature" and not value >= 0:
         return f"must be 0 or more, not {value:g}"
+    if name == "budget" and not 0 <= value < float("inf"):
+        return f"must be a finite number of US dollars, 0 or more, not {value:g}"
+    if name == "budget_tokens" and value < 0:
+        return f"must be 0 or more tokens, not {value}"
     return None
 
 

@@ -72,10 +72,11 @@ def settings_json(client_parameters: Mapping[str, Any], settings: Mapping[str, A
 
 async def ask_model(
     model: Any, request: TaskRequest, settings: Mapping[str, Any], output_schema: str | None
-) -> tuple[Any, Any]:
-    """Send ``request`` to ``model`` (a pydantic-ai model); returns the answer and pydantic-ai's
-    usage. System messages become the instructions; the last user message is the prompt and the
-    messages before it (few-shot turns) the history."""
+) -> tuple[Any, list[Any]]:
+    """Send ``request`` to ``model`` (a pydantic-ai model); returns the answer and the usage of
+    each of its responses (pydantic-ai's ``RequestUsage``: each is priced on its own). System
+    messages become the instructions; the last user message is the prompt and the messages before
+    it (few-shot turns) the history."""
     from pydantic_ai import Agent, StructuredDict
     from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, TextPart, UserPromptPart
     from pydantic_ai.settings import ModelSettings
@@ -95,7 +96,7 @@ async def ask_model(
     agent = Agent(model, output_type=output_type, instructions=system or None, retries=0)
     model_settings = cast(ModelSettings, dict(settings))
     result = await agent.run(prompt, message_history=history or None, model_settings=model_settings)
-    return result.output, result.usage
+    return result.output, [m.usage for m in result.new_messages() if isinstance(m, ModelResponse)]
 
 
 def messages_text(messages: Sequence[RenderedMessage]) -> str:

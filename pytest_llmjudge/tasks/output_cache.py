@@ -87,6 +87,15 @@ class OutputCache:
             return None
         return StoredOutput(json.loads(row[0]), row[1], row[2], row[3])
 
+    def output_history(self, benchmark: str, task: str) -> list[int]:
+        """The output tokens of each stored answer of ``task`` on ``benchmark``'s cases."""
+        if not self._readable:
+            return []
+        query = "SELECT output_tokens FROM outputs WHERE benchmark = ? AND task = ? AND output_tokens > 0"
+        with self._lock:
+            rows = self._db.execute(query, (benchmark, task)).fetchall()
+        return [int(tokens) for (tokens,) in rows]
+
     def put(self, key: str, task: str, benchmark: str, case_id: str, stored: StoredOutput) -> None:
         """Keep an output; a failed write is reported at the end of the run, never raised."""
         row = (

@@ -1,0 +1,96 @@
+"""Cost: the run's ``--llmjudge-price`` values checked when it starts, its budget opened (one for
+all xdist workers: the controller serves it), and ``--llmjudge-estimate``, which prints what the
+run would cost instead of running its cases."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from .selection import is_worker
+
+if TYPE_CHECKING:
+    from ..judging.service import JudgingService
+    from ..suite.settings import RunSettings
+    from .host import Host
+
+Lines = list[tuple[str, dict[str, bool]]]
+
+
+def start_cost(config: pytest.Config, settings: RunSettings, host: Host) -> None:
+    """Check the prices given; with ``--llmjudge-estimate`` estimate instead of running; else open
+    the budget, if any: this process's own, or an xdist controller's for all its workers."""
+    from ..judging.spending import price_overrides
+
+    try:
+        price_overrides(settings.price)
+    except ValueError as exc:
+        raise pytest.UsageError(str(exc)) from None
+    service: JudgingService = host.service
+    if config.getoption("llmjudge_estimate", None):
+        # In one process: an estimate calls nothing, and xdist's workers would have nothing to run.
+        config.option.numprocesses, config.option.dist, config.option.tx = 0, "no", []
+        service.estimating = True  # schedules nothing, whichever plugin asks
+        config.pluginmanager.register(EstimatePlugin(service), "llmjudge-estimate")
+        return
+    controller = bool(config.getoption("numprocesses", None))
+    service.spending.open("worker" if is_worker(config) else "controller" if controller else "single")
+
+
+class EstimatePlugin:
+    """``--llmjudge-estimate``: the run's calls, tokens and cost, printed instead of its cases."""
+
+    def __init__(self, service: JudgingService) -> None:
+        self.service = service
+        self.lines: Lines = []
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtestloop(self, session: pytest.Session) -> bool | None:
+        if session.config.option.collectonly:
+            return None
+        self.lines = estimate_lines(self.service, session.items)
+        return True  # no item runs: an estimate makes no model call
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        if not self.lines:
+            return
+        terminalreporter.section("llmjudge estimate")
+        for line, markup in self.lines:
+            terminalreporter.write_line(line, **markup)
+
+
+def estimate_lines(service: JudgingService, items: list[pytest.Item]) -> Lines:
+    """The estimate of ``items``' benchmarks, one line each, then the total and the prices used."""
+    from ..gating.estimate import Miss, describe_total, estimate_benchmark
+    from ..judging.estimating import plan_calls
+    from ..judging.pricing import unpriced_message
+    from ..judging.tokens import ModelTokens
+    from .nodes import CaseItem
+
+    plans, problems = plan_calls(service, [item for item in items if isinstance(item, CaseItem)])
+    estimates = [
+        estimate_benchmark(
+            plan.benchmark,
+            [Miss(text, samples) for text, samples in plan.misses],
+            plan.judge_tokens or ModelTokens(None),
+            task_requests=plan.task_requests,
+            task=plan.task_tokens,
+        )
+        for plan in plans
+    ]
+    lines: Lines = [("calls the caches cannot answer (no model was called):", {})]
+    lines += [(f"  {estimate.describe()}", {}) for estimate in estimates]
+    lines.append((describe_total(estimates), {"bold": True}))
+    cached = sum(plan.cached for plan in plans)
+    if cached:
+        lines.append((f"{cached} judge sample(s) are in the verdict cache: no call", {}))
+    prices = {plan.judge: plan.judge_tokens.price for plan in plans if plan.judge_tokens and plan.misses}
+    prices |= {plan.task: plan.task_tokens.price for plan in plans if plan.task_tokens and plan.task_requests}
+    for model, price in prices.items():
+        if price is None:
+            lines.append((unpriced_message(model), {"yellow": True}))
+        else:
+            lines.append((f"price of {model}: {price.describe()}", {}))
+    lines += [(problem, {"yellow": True}) for problem in problems]
+    return lines

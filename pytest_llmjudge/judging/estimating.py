@@ -1,0 +1,154 @@
+"""The calls a run would make, found without making any (``--llmjudge-estimate``).
+
+Each case's judge request is looked up in the verdict cache (opened read-only) and its task's
+output in the output cache; what they cannot answer is a call. Nothing is scheduled, no judge
+model is built (a hook's model object is only asked for its name), no local server starts.
+``gating.estimate`` turns the calls into tokens and dollars. Knows nothing of pytest.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from .spending import DEFAULT_TASK_OUTPUT_TOKENS
+
+if TYPE_CHECKING:
+    from .cache import VerdictCache
+    from .service import JudgingService
+    from .task_step import Planned
+    from .tokens import ModelTokens
+
+
+@dataclass
+class PlannedCalls:
+    """The calls one benchmark's cases would make that the caches cannot answer."""
+
+    benchmark: str
+    judge: str = ""  # the judge's label
+    judge_tokens: ModelTokens | None = None  # None: no case needs its judge
+    misses: list[tuple[str, int]] = field(default_factory=list)  # (request text, samples missing)
+    cached: int = 0  # judge samples the verdict cache answers
+    task: str = ""  # the model task's label
+    task_tokens: ModelTokens | None = None
+    task_requests: list[str] = field(default_factory=list)  # the task requests to send
+
+
+def plan_calls(service: JudgingService, cases: Sequence[Any]) -> tuple[list[PlannedCalls], list[str]]:
+    """Per benchmark (in order of appearance), the calls ``cases`` would make; and the problems
+    that keep cases from being estimated (no judge model, pairwise cases), one line each."""
+    from .cache import CacheError
+
+    plans: dict[str, PlannedCalls] = {}
+    problems: dict[str, None] = {}
+    try:
+        cache = _read_only_cache(service)
+    except CacheError as exc:
+        return [], [f"--llmjudge-cache-path: {exc}"]
+    try:
+        for case in cases:
+            code = case.benchmark.code
+            plan = plans.setdefault(code, PlannedCalls(code))
+            problem = _plan_case(service, case, plan, cache)
+            if problem:
+                problems[problem] = None
+    finally:
+        if cache is not None:
+            cache.close()
+    return list(plans.values()), list(problems)
+
+
+def _read_only_cache(service: JudgingService) -> VerdictCache | None:
+    """The run's verdict cache, read-only (an estimate changes nothing); None when off or absent."""
+    from .cache import VerdictCache
+
+    path = service.root / service.settings.cache_path
+    if service.settings.cache == "off" or not path.is_file():
+        return None
+    return VerdictCache(path, read_only=True)
+
+
+def _plan_case(service: JudgingService, case: Any, plan: PlannedCalls, cache: VerdictCache | None) -> str:
+    """Add ``case``'s calls to ``plan``; a problem that keeps it from being estimated, or ""."""
+    from .checks import checked_outcome
+    from .llmjudge import request_text
+    from .models import ModelConfigError
+    from .service import sample_count
+    from .task_step import TaskFailed, with_output
+
+    if getattr(case, "pairwise_mode", False):
+        return "pairwise cases are not estimated: their calls are not counted"
+    benchmark = case.benchmark
+    kind = benchmark.spec.evaluator_type
+    if kind in {"code", "manual_sme"}:
+        return ""  # decided by checks, or by a person: no model call
+    request = case.request
+    step = service.tasks.step
+    built = getattr(case, "task", None)
+    if built is not None and step.needs_task(built, case.case):
+        try:
+            planned = step.plan(built, benchmark.code, case.case)
+            produced = step.cached(planned)
+        except TaskFailed:
+            return ""  # the case errors without a call
+        if produced is not None:
+            request = case.recompile(with_output(case.case, produced.output))
+        else:
+            _plan_task(service, planned, plan)  # judged on the output to come: approximate
+    elif kind == "hybrid":
+        checked = checked_outcome(case)
+        if not checked.verdict or not checked.verdict.passed:
+            return ""  # its checks fail it: the judge is not asked
+    try:
+        label, price, settings = service.judges.planned(benchmark)
+    except LookupError:
+        return (
+            "no judge model is configured (--llmjudge-model, LLMJUDGE_MODEL, llmjudge_model or "
+            "judge.model): the judge calls of cases without one are not counted"
+        )
+    except ModelConfigError as exc:
+        return f"{benchmark.code}: judge model: {exc}"
+    from .cache import cache_key
+
+    repeats = sample_count(benchmark, service.settings)
+    keys = [cache_key(request.digest, label, settings, sample) for sample in range(repeats)]
+    mode = service.settings.cache
+    found = cache.get_many(keys) if cache is not None and mode in {"use", "replay"} else {}
+    missing = 0 if mode == "replay" else sum(1 for key in keys if key not in found)  # replay calls nothing
+    plan.cached += sum(1 for key in keys if key in found)
+    if not missing:
+        return ""
+    plan.judge = label
+    if plan.judge_tokens is None:
+        plan.judge_tokens = service.spending.judge_tokens(
+            benchmark.code,
+            label,
+            price,
+            style=request.prompt_style,
+            max_tokens=settings.get("max_tokens"),
+            cache=cache,
+        )
+    plan.misses.append((request_text(request), missing))
+    return ""
+
+
+def _plan_task(service: JudgingService, planned: Planned, plan: PlannedCalls) -> None:
+    """A model task's call for ``planned`` (a Python task's calls are not seen)."""
+    from ..tasks.model_task import ModelTask, messages_text
+
+    task = planned.built.task
+    if planned.request is None or not isinstance(task, ModelTask) or service.settings.task_cache == "replay":
+        return
+    step = service.tasks.step
+    plan.task = task.label
+    if plan.task_tokens is None:
+        plan.task_tokens = service.spending.model_tokens(
+            planned.benchmark,
+            task.label,
+            step.price(planned),
+            default_output=DEFAULT_TASK_OUTPUT_TOKENS,
+            max_tokens=task.model_settings().get("max_tokens"),
+            outputs=lambda: step.output_history(planned.benchmark, task.label),
+        )
+    plan.task_requests.append(messages_text(planned.request.messages))

@@ -1,0 +1,209 @@
+"""Prices come from genai-prices (or an override, or the local judge's nothing), and a call's cost
+is genai-prices' own calculation for its usage."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+import pytest
+from genai_prices import Usage, calc_price
+from genai_prices.data_snapshot import get_snapshot
+from genai_prices.types import TieredPrices
+
+from pytest_llmjudge.judging.pricing import (
+    Price,
+    RequestTokens,
+    cost_of,
+    cost_of_requests,
+    format_usd,
+    parse_price_option,
+    price_for,
+    split_label,
+    unpriced_message,
+)
+
+
+def priced(label: str, base_url: str | None = None) -> Price:
+    price = price_for(label, base_url, {})
+    assert price is not None, label
+    return price
+
+
+def test_the_bundled_prices_are_used_never_fetched_ones() -> None:
+    assert not get_snapshot().from_auto_update
+
+
+def test_gpt_4o_mini_costs_what_genai_prices_says() -> None:
+    price = priced("openai:gpt-4o-mini")
+    assert (price.provider, price.source, price.model_ref) == ("openai", "genai-prices", "gpt-4o-mini")
+    expected = calc_price(Usage(input_tokens=1000, output_tokens=50), "gpt-4o-mini", provider_id="openai")
+    assert cost_of(price, 1000, 0, 50) == expected.total_price == Decimal("0.00018")
+
+
+def test_cached_input_tokens_are_priced_at_the_cached_rate() -> None:
+    price = priced("openai:gpt-4o-mini")
+    expected = calc_price(
+        Usage(input_tokens=1000, cache_read_tokens=600, output_tokens=50), "gpt-4o-mini", provider_id="openai"
+    ).total_price
+    assert cost_of(price, 1000, 600, 50) == expected
+    assert expected < cost_of(price, 1000, 0, 50)
+    assert price.cached_input_mtok is not None and price.cached_input_mtok < price.input_mtok
+
+
+def _a_tiered_model() -> tuple[str, str, int]:
+    """(provider id, model id, input tokens past its first tier) of a model with tiered input prices."""
+    for provider in get_snapshot().providers:
+        for model in provider.models:
+            prices = model.prices
+            if not isinstance(prices, list) and isinstance(prices.input_mtok, TieredPrices):
+                return provider.id, model.id, prices.input_mtok.tiers[0].start + 1000
+    pytest.skip("this genai-prices has no tiered model")
+
+
+def test_tiered_prices_follow_genai_prices_per_request() -> None:
+    provider, model, past_tier = _a_tiered_model()
+    price = priced(f"{provider}:{model}")
+    assert price.tiered
+    expected = calc_price(Usage(input_tokens=past_tier, output_tokens=10), model, provider_id=provider)
+    assert cost_of(price, past_tier, 0, 10) == expected.total_price
+    # two requests of half the size each stay below the tier: summed first, they would not
+    half = RequestTokens(past_tier // 2, 0, 5)
+    assert cost_of_requests(price, [half, half]) == 2 * cost_of(price, past_tier // 2, 0, 5)
+    assert cost_of_requests(price, [half, half]) < cost_of(price, 2 * (past_tier // 2), 0, 10)
+
+
+@pytest.mark.parametrize(
+    ("label", "base_url", "provider"),
+    [
+        ("anthropic:claude-sonnet-4-5", None, "anthropic"),
+        ("google-gla:gemini-2.5-flash", None, "google"),
+        ("gpt-4o-mini", None, "openai"),  # no prefix: genai-prices matches the model name
+        ("gateway/openai:gpt-4o", None, "openai"),
+        # a server genai-prices knows by its URL prices as that provider
+        ("openai:openai/gpt-4o-mini@https://openrouter.ai/api/v1", None, "openrouter"),
+        ("openai:gpt-4o-mini", "https://api.openai.com/v1/", "openai"),
+        # a server it does not know: the provider prefix, as pydantic-ai's own cost does
+        ("openai:gpt-4o-mini@http://127.0.0.1:8000/v1", None, "openai"),
+    ],
+)
+def test_the_provider_comes_from_the_base_url_or_the_prefix(label: str, base_url: str, provider: str) -> None:
+    assert priced(label, base_url).provider == provider
+
+
+@pytest.mark.parametrize(
+    "label",
+    [
+        "openai:llama3.1:8b@http://localhost:11434/v1",  # self-hosted, not an OpenAI model
+        "openai:gpt-4o-mini@https://openrouter.ai/api/v1",  # the server's provider lists no such name
+        "ollama:llama3",  # a provider genai-prices does not know is not priced as another's
+        "test:judge",
+        "no-such-model-anywhere",
+        "anthropic:no-such-model",
+    ],
+)
+def test_a_model_no_source_knows_has_no_price(label: str) -> None:
+    assert price_for(label, None, {}) is None
+
+
+def test_the_local_judge_is_free() -> None:
+    price = priced("local:gemma-3-270m-q4_k_m")
+    assert price.free and price.source == "local (free)"
+    assert cost_of(price, 5000, 0, 200) == 0
+    assert priced("local:http://127.0.0.1:8080/v1#qwen").free
+
+
+@pytest.mark.parametrize(
+    "key",
+    ["openai:llama3@http://localhost:8000/v1", "openai:llama3", "llama3"],
+    ids=["label", "label-without-url", "model-name"],
+)
+def test_an_override_prices_a_self_hosted_model(key: str) -> None:
+    price = price_for("openai:llama3@http://localhost:8000/v1", None, {key: (0.2, 0.8)})
+    assert price is not None
+    assert (price.source, price.input_mtok, price.output_mtok) == (
+        "--llmjudge-price",
+        Decimal("0.2"),
+        Decimal("0.8"),
+    )
+    # cached tokens have no rate of their own: they cost what input costs
+    assert cost_of(price, 1_000_000, 400_000, 500_000) == Decimal("0.6")
+
+
+def test_an_override_wins_over_genai_prices() -> None:
+    price = price_for("openai:gpt-4o-mini", None, {"openai:gpt-4o-mini": (1.0, 2.0)})
+    assert price is not None and price.source == "--llmjudge-price"
+    assert cost_of(price, 1000, 0, 50) == Decimal("0.0011")
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("openai:my-model=0.15/0.60", ("openai:my-model", 0.15, 0.6)),
+        (" llama3 = 0 / 0 ", ("llama3", 0.0, 0.0)),
+        ("openai:m@http://h:8000/v1?x=1=2/3", ("openai:m@http://h:8000/v1?x=1", 2.0, 3.0)),
+    ],
+)
+def test_the_price_option_parses(text: str, expected: tuple[str, float, float]) -> None:
+    assert parse_price_option(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("openai:my-model", "expected MODEL=IN/OUT"),
+        ("=0.1/0.2", "expected MODEL=IN/OUT"),
+        ("m=0.1", "expected MODEL=IN/OUT"),
+        ("m=0.1/0.2/0.3", "expected MODEL=IN/OUT"),
+        ("m=cheap/0.2", "the input price 'cheap' is not a number"),
+        ("m=0.1/-2", "the output price must be a finite number ≥ 0"),
+        ("m=nan/1", "the input price must be a finite number ≥ 0"),
+    ],
+)
+def test_a_bad_price_option_says_what_is_wrong(text: str, message: str) -> None:
+    with pytest.raises(ValueError, match="--llmjudge-price") as raised:
+        parse_price_option(text)
+    assert message in str(raised.value)
+
+
+def test_impossible_usage_is_refused() -> None:
+    with pytest.raises(ValueError, match="not one request's usage"):
+        cost_of(priced("openai:gpt-4o-mini"), 100, 200, 5)
+
+
+@pytest.mark.parametrize(
+    ("label", "parts"),
+    [
+        ("openai:gpt-4o-mini", ("openai", "gpt-4o-mini", None)),
+        ("openai:llama3.1:8b@http://h:1/v1", ("openai", "llama3.1:8b", "http://h:1/v1")),
+        ("gpt-4o-mini", (None, "gpt-4o-mini", None)),
+        ("meta-llama/Llama-3:8b", (None, "meta-llama/Llama-3:8b", None)),
+    ],
+)
+def test_labels_split_into_provider_name_and_url(
+    label: str, parts: tuple[str | None, str, str | None]
+) -> None:
+    assert split_label(label) == parts
+
+
+@pytest.mark.parametrize(
+    ("amount", "shown"),
+    [
+        (Decimal("0.00018"), "$0.00018"),
+        (Decimal("0.5"), "$0.50"),
+        (Decimal(0), "$0.00"),
+        (1234.5, "$1,234.50"),
+    ],
+)
+def test_dollars_show_cents_or_the_small_digits(amount: Decimal | float, shown: str) -> None:
+    assert format_usd(amount) == shown
+
+
+def test_an_unpriced_model_is_named_with_the_option() -> None:
+    message = unpriced_message("openai:llama3@http://localhost:8000/v1")
+    assert "openai:llama3@http://localhost:8000/v1" in message and "--llmjudge-price" in message
+
+
+def test_describe_says_where_the_price_comes_from() -> None:
+    assert priced("openai:gpt-4o-mini").describe() == (
+        "$0.15/$0.6 per Mtok in/out, cached in $0.075 (genai-prices: openai)"
+    )

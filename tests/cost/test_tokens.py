@@ -1,0 +1,70 @@
+"""Tokens before a call: the ratio of earlier calls, a budget's projection, and tiktoken counts
+only from an encoding already on this machine (nothing downloads)."""
+
+from __future__ import annotations
+
+import hashlib
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+import tiktoken
+
+from pytest_llmjudge.judging.pricing import cost_of, price_for
+from pytest_llmjudge.judging.tokens import (
+    ModelTokens,
+    chars_per_token,
+    projected_call,
+    tiktoken_cache_dir,
+    tokenizer_for,
+)
+
+
+@pytest.fixture(autouse=True)
+def _no_download(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path))
+
+    def refuse(name: str) -> None:
+        raise AssertionError(f"tiktoken would load (and download) {name}")
+
+    monkeypatch.setattr(tiktoken, "get_encoding", refuse)
+
+
+def test_an_encoding_not_on_this_machine_gives_no_tokenizer() -> None:
+    assert tokenizer_for("openai:gpt-4o-mini") is None
+
+
+def test_a_damaged_cached_encoding_gives_no_tokenizer(tmp_path: Path) -> None:
+    url = "https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken"
+    (tmp_path / hashlib.sha1(url.encode()).hexdigest()).write_bytes(b"not an encoding")
+    assert tokenizer_for("openai:gpt-4o-mini") is None
+
+
+@pytest.mark.parametrize(
+    "label", ["anthropic:claude-sonnet-4-5", "openai:llama3@http://h:1/v1", "local:gemma"]
+)
+def test_models_tiktoken_does_not_know_give_no_tokenizer(label: str) -> None:
+    assert tokenizer_for(label) is None
+
+
+def test_the_cache_directory_follows_tiktoken(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", "")
+    assert tiktoken_cache_dir() is None
+    assert tokenizer_for("openai:gpt-4o-mini") is None
+
+
+def test_the_ratio_comes_from_calls_that_reported_tokens() -> None:
+    assert chars_per_token([(4000, 1000), (300, 100), (999, 0)]) == 4300 / 1100
+    assert chars_per_token([(10, 0)]) is None
+    assert chars_per_token([]) is None
+
+
+def test_a_projection_reserves_the_high_end_of_a_call() -> None:
+    price = price_for("openai:gpt-4o-mini", None, {})
+    assert price is not None
+    request = "x" * 400  # 100 tokens at 4 characters a token, 120 at the high end
+    cost, tokens = projected_call(request, ModelTokens(price, output_history=(20, 90)))
+    assert (cost, tokens) == (cost_of(price, 120, 0, 90), 120 + 90)
+    cost, tokens = projected_call(request, ModelTokens(price, max_output_tokens=64, output_history=(20, 90)))
+    assert (cost, tokens) == (cost_of(price, 120, 0, 64), 120 + 64)  # max_tokens bounds every answer
+    assert projected_call(request, ModelTokens(None)) == (Decimal(0), 120 + 200)
