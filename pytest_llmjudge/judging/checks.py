@@ -15,9 +15,9 @@ from pydantic_evals.evaluators import (
     IsInstance,
 )
 from pydantic_evals.evaluators.context import EvaluatorContext
-from pydantic_evals.otel._errors import SpanTreeRecordingError
 
 from ..suite.files import Case, CheckSpec
+from .evals_adapter import span_tree_unavailable
 from .verdict import JudgeFailure, Outcome, Verdict
 
 
@@ -53,7 +53,7 @@ def _context(case: Case) -> EvaluatorContext[Any, Any, Any]:
         expected_output=spec.ground_truth,
         output=spec.candidate_output,
         duration=0.0,
-        _span_tree=SpanTreeRecordingError("deterministic check: no spans recorded"),
+        _span_tree=span_tree_unavailable("deterministic check: no spans recorded"),
         attributes={},
         metrics={},
     )

@@ -99,15 +99,9 @@ class JudgeConfig:
 def user_prompt(request: CompiledRequest) -> str | Sequence[Any]:
     """LLMJudge's user prompt for ``request``."""
     # pydantic-evals (0.2 s to import) is loaded on the first judge call, not for a cached run.
-    from pydantic_evals.evaluators.llm_as_a_judge import _build_prompt  # LLMJudge's own prompt assembly
+    from .evals_adapter import build_prompt
 
-    prompt, _ = _build_prompt(
-        inputs=request.inputs,
-        output=request.output,
-        expected_output=request.expected_output,
-        rubric=request.rubric,
-    )
-    return prompt
+    return build_prompt(request.inputs, request.output, request.expected_output, request.rubric)
 
 
 def load_llmjudge() -> None:
@@ -123,9 +117,9 @@ def load_llmjudge() -> None:
 def _agent(request: CompiledRequest) -> Any:
     """LLMJudge(include_input=True, include_expected_output=True) always uses this agent; a case
     without ground truth simply has no <ExpectedOutput> section."""
-    from pydantic_evals.evaluators.llm_as_a_judge import _judge_input_output_expected_agent
+    from .evals_adapter import judge_agent
 
-    return _judge_input_output_expected_agent
+    return judge_agent()
 
 
 class _Captured(Exception):
