@@ -18,7 +18,8 @@ from conftest import Suite
 from pytest_llmjudge.compile.request import CompiledRequest, compile_case, compile_rubric, fence, render
 from pytest_llmjudge.compile.sections import sections_for
 from pytest_llmjudge.compile.snapshot import CASE_DATA, SHARED, factor, join_request
-from pytest_llmjudge.judging.llmjudge import render_messages, user_prompt
+from pytest_llmjudge.judging.llmjudge import user_prompt
+from pytest_llmjudge.judging.rendering import render_messages
 from pytest_llmjudge.suite import files as spec
 
 REPO = Path(__file__).resolve().parents[1]

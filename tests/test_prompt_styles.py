@@ -9,7 +9,7 @@ from syrupy.assertion import SnapshotAssertion
 
 from pytest_llmjudge.compile.request import STYLES, compile_case
 from pytest_llmjudge.compile.sections import sections_for
-from pytest_llmjudge.judging.llmjudge import render_messages
+from pytest_llmjudge.judging.rendering import render_messages
 from pytest_llmjudge.suite.files import load_benchmark
 
 REPO = Path(__file__).resolve().parent.parent

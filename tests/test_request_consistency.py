@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from pytest_llmjudge.compile.request import STYLES, compile_case
-from pytest_llmjudge.judging.llmjudge import render_messages
+from pytest_llmjudge.judging.rendering import render_messages
 from pytest_llmjudge.suite.files import load_benchmark
 from pytest_llmjudge.suite.prompt_file import parse_prompt
 

@@ -27,10 +27,10 @@ from pytest_llmjudge.judging.llmjudge import (
     JudgeConfig,
     JudgeVerdict,
     _agent,
-    _OneVoiceModel,
     judge_once,
     user_prompt,
 )
+from pytest_llmjudge.judging.one_voice import OneVoiceModel
 from pytest_llmjudge.judging.retries import RetryPolicy, judge_with_retries
 from pytest_llmjudge.judging.verdict import JudgeFailure, Usage, Verdict
 
@@ -312,7 +312,7 @@ def test_the_model_receives_exactly_what_llmjudges_agent_sends(
                 user_prompt(request),
                 # LLMJudge's agent, with its system prompt in the request's one voice (answer
                 # through the verdict tool): what the judge is sent, and what snapshots show
-                model=_OneVoiceModel(reference, request.prompt_style),
+                model=OneVoiceModel(reference, request.prompt_style),
                 model_settings=settings,
                 output_type=JudgeVerdict,
                 instructions=request.instructions or None,

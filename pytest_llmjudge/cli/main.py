@@ -17,7 +17,7 @@ def _compile(args: argparse.Namespace) -> int:
     """Print the exact request the judge receives for a benchmark's cases."""
     from ..compile.request import compile_case, compile_rubric
     from ..compile.sections import sections_for
-    from ..judging.llmjudge import render_messages
+    from ..judging.rendering import render_messages
     from ..suite.files import load_benchmark
     from ..suite.root import RootError, find_root
     from ..suite.settings import pairwise_mode, prompt_style_for, resolve

@@ -151,8 +151,8 @@ class PromptItem(pytest.Function):
     def compiled_texts(self) -> dict[str, str]:
         """What the judge is told for this benchmark's cases, without their data
         (``snapshot.judge_told``); the rubric when there are no cases."""
-        from ..judging.llmjudge import render_messages
         from ..judging.pairwise_judge import render_pair
+        from ..judging.rendering import render_messages
 
         texts = judge_told(
             {

@@ -10,46 +10,31 @@ LLMJudge's ``{reason, pass, score}`` to BENCHMARK_FORMAT's optional ``confidence
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
-import json
 import random
 import uuid
-from collections.abc import Coroutine, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field, StrictBool, ValidationError
 from pydantic_ai import capture_run_messages, models
-from pydantic_ai.exceptions import (
-    ContentFilterError,
-    ModelAPIError,
-    ModelConnectionError,
-    ModelHTTPError,
-    ModelRateLimitError,
-    ModelRequestRejectedError,
-    ModelServerError,
-    ModelUnavailableError,
-    UnexpectedModelBehavior,
-    UsageLimitExceeded,
-)
 from pydantic_ai.messages import (
     ModelMessage,
     ModelRequest,
     ModelResponse,
-    SystemPromptPart,
     TextPart,
     ToolCallPart,
     UserPromptPart,
 )
 from pydantic_ai.models import ModelRequestParameters
-from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.models.wrapper import WrapperModel
 from pydantic_ai.settings import ModelSettings
-from pydantic_ai.tools import ToolDefinition
 
 from ..compile.request import CompiledRequest
-from .response_cap import UnreadableResponse
+from .classify import classify
+from .one_voice import OneVoiceModel
+from .sent_text import output_schemas, sent_text
 from .spending import priced_usage
 from .verdict import JudgeFailure, Usage, Verdict
 
@@ -144,60 +129,6 @@ class _CaptureModel(WrapperModel):
         raise _Captured(messages, model_settings, model_request_parameters)
 
 
-# LLMJudge's system prompt asks for JSON text and for no reasoning process in the reason; each
-# style's request says instead how that style answers (replaced word for word).
-_JSON_ANSWER = (
-    "You respond with a JSON object with this structure: {reason: string, pass: boolean, score: number}"
-)
-_NO_REASONING = "Do not include your reasoning process, self-corrections, or re-checking in the reason. "
-_TOOL_ANSWER = (
-    "You answer through the verdict tool of this request, whose arguments have this structure: "
-    "{reason: string, pass: boolean, score: number}"
-)
-_COT_ANSWER = (
-    "You answer as the OUTPUT section of the rubric says: your reasoning first, then a JSON object "
-    "with this structure: {reason: string, pass: boolean, score: number}"
-)
-_COT_REASON = "Your reasoning goes in the <reasoning> block before the JSON object, not in the reason. "
-
-
-def one_voice(system_prompt: str, style: str, tool_output: bool) -> str:
-    """LLMJudge's system prompt as sent for ``style``: nothing in it contradicts how that style
-    answers (the verdict tool, JSON text, or reasoning before the JSON)."""
-    if style != "no_reasoning":
-        return system_prompt.replace(_JSON_ANSWER, _COT_ANSWER).replace(_NO_REASONING, _COT_REASON)
-    return system_prompt.replace(_JSON_ANSWER, _TOOL_ANSWER) if tool_output else system_prompt
-
-
-class _OneVoiceModel(WrapperModel):
-    """Sends LLMJudge's system prompt rewritten by ``one_voice`` for the request's style."""
-
-    def __init__(self, wrapped: models.Model, style: str) -> None:
-        super().__init__(wrapped)
-        self.style = style
-
-    async def request(
-        self,
-        messages: list[ModelMessage],
-        model_settings: ModelSettings | None,
-        model_request_parameters: ModelRequestParameters,
-    ) -> ModelResponse:
-        _, resolved = self.wrapped.prepare_request(model_settings, model_request_parameters)
-        tool = resolved.output_mode == "tool"
-        rewritten = [_rewrite(m, self.style, tool) for m in messages]
-        return await self.wrapped.request(rewritten, model_settings, model_request_parameters)
-
-
-def _rewrite(message: ModelMessage, style: str, tool: bool) -> ModelMessage:
-    if not isinstance(message, ModelRequest):
-        return message
-    parts = [
-        replace(p, content=one_voice(p.content, style, tool)) if isinstance(p, SystemPromptPart) else p
-        for p in message.parts
-    ]
-    return replace(message, parts=parts)
-
-
 @dataclass(frozen=True)
 class RequestTemplate:
     """The first request LLMJudge's agent sends for one configuration, agent and instructions.
@@ -242,7 +173,7 @@ async def capture_template(
     try:
         await _agent(request).run(
             user_prompt(request),
-            model=_OneVoiceModel(_CaptureModel(model), request.prompt_style),
+            model=OneVoiceModel(_CaptureModel(model), request.prompt_style),
             model_settings=settings,
             output_type=JudgeVerdict,
             instructions=request.instructions or None,
@@ -358,7 +289,7 @@ async def _judge_text(request: CompiledRequest, config: JudgeConfig) -> tuple[Ve
         try:
             result = await _agent(request).run(
                 user_prompt(request),
-                model=_OneVoiceModel(config.model, request.prompt_style),
+                model=OneVoiceModel(config.model, request.prompt_style),
                 model_settings=config.settings,
                 output_type=str,
                 instructions=request.instructions or None,
@@ -391,7 +322,7 @@ async def _run_agent(
             result = await _agent(request).run(
                 None if history else user_prompt(request),
                 message_history=history or None,
-                model=_OneVoiceModel(config.model, request.prompt_style),
+                model=OneVoiceModel(config.model, request.prompt_style),
                 model_settings=config.settings,
                 output_type=JudgeVerdict,
                 instructions=request.instructions or None,
@@ -426,215 +357,3 @@ def _billed(failure: JudgeFailure, config: JudgeConfig, sent: Sequence[ModelMess
 
 def _verdict(out: JudgeVerdict) -> Verdict:
     return Verdict(out.pass_, out.reason, out.score, out.confidence, out.uncertain)
-
-
-def _refused(exc: BaseException) -> tuple[bool, str]:
-    """Whether ``exc`` (or an exception it was raised from) is a refused connection, and the URL
-    of the request it was for, if any exception in the chain carries one."""
-    refused, url = False, ""
-    seen: set[int] = set()
-    current: BaseException | None = exc
-    while current is not None and id(current) not in seen:
-        seen.add(id(current))
-        refused = refused or isinstance(current, ConnectionRefusedError) or "refused" in str(current).lower()
-        try:  # httpx raises RuntimeError for an error without its request
-            request = getattr(current, "_request", None) or getattr(current, "request", None)
-        except RuntimeError:
-            request = None
-        if not url and request is not None and getattr(request, "url", None) is not None:
-            url = str(request.url)
-        current = current.__cause__ or current.__context__
-    return refused, url
-
-
-def _unreadable(exc: BaseException) -> UnreadableResponse | None:
-    seen: set[int] = set()
-    current: BaseException | None = exc
-    while current is not None and id(current) not in seen:
-        if isinstance(current, UnreadableResponse):
-            return current
-        seen.add(id(current))
-        current = current.__cause__ or current.__context__
-    return None
-
-
-ERROR_TEXT_LIMIT = 200
-
-
-def _error_text(body: object) -> str:
-    """The message text of an HTTP error body, on one line and at most 200 characters: the
-    ``message`` of an OpenAI-style ``{"error": {"message": …}}`` body, else the body as text."""
-    found: object = body
-    for _ in range(3):  # {"error": {"message": …}}, {"message": …} or {"error": "…"}
-        if isinstance(found, dict):
-            found = found.get("message", found.get("error", found.get("detail", found)))
-        else:
-            break
-    text = found if isinstance(found, str) else json.dumps(found, default=str)
-    text = " ".join(text.split())
-    return text if len(text) <= ERROR_TEXT_LIMIT else text[: ERROR_TEXT_LIMIT - 1] + "…"
-
-
-def classify(exc: BaseException) -> JudgeFailure:
-    """Map a judge-call exception to a ``JudgeFailure`` saying whether a retry can help."""
-    if isinstance(exc, JudgeFailure):
-        return exc
-    if (unreadable := _unreadable(exc)) is not None:  # over the response cap, maybe wrapped by the SDK
-        return unreadable.failure
-    retry_after = getattr(exc, "retry_after", None)
-    if isinstance(exc, ModelHTTPError):
-        status = exc.status_code
-        transient = status in {408, 409, 425, 429} or status >= 500
-        kind = "rate-limited" if status == 429 else f"http-{status}"
-        hint = {401: " (check the API key)", 403: " (access denied)", 400: " (bad request)"}.get(status, "")
-        _, url = _refused(exc)
-        where = url or exc.model_name
-        return JudgeFailure(
-            kind, f"HTTP {status} from {where}{hint}: {_error_text(exc.body)}", transient, retry_after
-        )
-    if isinstance(exc, ModelRateLimitError):
-        return JudgeFailure("rate-limited", str(exc), True, retry_after)
-    if isinstance(exc, ModelRequestRejectedError):
-        return JudgeFailure("rejected", str(exc), False)
-    if isinstance(exc, ModelConnectionError | ModelServerError | ModelUnavailableError):
-        refused, url = _refused(exc)
-        if refused:  # nothing listens there: retrying cannot help
-            return JudgeFailure("connection-refused", f"connection refused by {url or 'the judge server'}")
-        where = f" ({url})" if url else ""
-        return JudgeFailure("transport", f"{exc}{where}", True, retry_after)
-    if isinstance(exc, ModelAPIError):
-        return JudgeFailure("api-error", str(exc), False, retry_after)
-    if isinstance(exc, ContentFilterError):
-        return JudgeFailure("refusal", f"the judge refused to answer: {exc}", False)
-    if isinstance(exc, UnexpectedModelBehavior):
-        return JudgeFailure("invalid-output", f"judge output did not validate: {exc}", True)
-    if isinstance(exc, UsageLimitExceeded):
-        return JudgeFailure("usage-limit", str(exc), False)
-    if isinstance(exc, TimeoutError | asyncio.TimeoutError):
-        return JudgeFailure("timeout", "the judge call timed out", True)
-    if isinstance(exc, ConnectionError | OSError):
-        return JudgeFailure("transport", f"{type(exc).__name__}: {exc}", True)
-    return JudgeFailure("judge-error", f"{type(exc).__name__}: {exc}", False)
-
-
-def _snapshot_answer(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
-    args = {"reason": "snapshot", "pass": True}
-    if info.output_tools:
-        return ModelResponse(parts=[ToolCallPart(info.output_tools[0].name, args)])
-    return ModelResponse(parts=[TextPart(json.dumps(args))])
-
-
-_SNAPSHOT_MODEL = FunctionModel(_snapshot_answer, model_name="snapshot")
-_SNAPSHOT_TEMPLATES: dict[tuple[str, str], tuple[RequestTemplate, list[ToolDefinition]] | None] = {}
-
-
-T = TypeVar("T")
-
-
-def _run(coroutine: Coroutine[Any, Any, T]) -> T:
-    """``asyncio.run``, also when this thread already runs an event loop (a browser-testing plugin
-    or an async test runner in the same pytest session): then on a thread of its own."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(coroutine)
-    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
-        return pool.submit(asyncio.run, coroutine).result()
-
-
-def render_messages(request: CompiledRequest) -> str:
-    """The exact messages and output schema the judge model is sent, as readable text."""
-    messages, tools = _sent(request)
-    return _format_request(messages, _schema_lines(tools))
-
-
-def request_text(request: CompiledRequest) -> str:
-    """The text the judge is sent for ``request`` (``sent_text``): what the estimate and a
-    budget's projection count tokens of, as each call records its own length."""
-    messages, tools = _sent(request)
-    return sent_text(messages, [json.dumps(tool.parameters_json_schema) for tool in tools])
-
-
-def output_schemas(params: ModelRequestParameters) -> tuple[str, ...]:
-    """The output schemas a request sends, as JSON: each output tool's, or the native output's
-    (the provider counts them as input tokens)."""
-    schemas = [tool.parameters_json_schema for tool in params.output_tools]
-    if params.output_mode == "native" and params.output_object is not None:
-        schemas.append(params.output_object.json_schema)
-    return tuple(json.dumps(schema) for schema in schemas)
-
-
-def sent_text(messages: Sequence[ModelMessage], schemas: Sequence[str]) -> str:
-    """The text of a judge request: the first request's instructions and parts, and its output
-    schemas (``output_schemas``). Its length over the input tokens a call reports is the model's
-    characters per token (the verdict cache keeps both)."""
-    texts: list[str] = []
-    for message in messages[:1]:
-        if isinstance(message, ModelRequest):
-            if message.instructions:
-                texts.append(message.instructions)
-            for part in message.parts:
-                content = getattr(part, "content", "")
-                texts.append(content if isinstance(content, str) else json.dumps(content, default=str))
-    return "\n".join([*texts, *schemas])
-
-
-def _sent(request: CompiledRequest) -> tuple[list[ModelMessage], list[ToolDefinition]]:
-    """The messages and output tools the judge model is sent for ``request``."""
-    if request.prompt_style != "no_reasoning":
-        return _through_agent(request)  # text answers: no output schema
-    key = _template_key(request)
-    if key not in _SNAPSHOT_TEMPLATES:
-        template = _run(capture_template(request, _SNAPSHOT_MODEL, None))
-        if template is None:
-            _SNAPSHOT_TEMPLATES[key] = None
-        else:
-            _, params = _SNAPSHOT_MODEL.prepare_request(template.settings, template.params)
-            _SNAPSHOT_TEMPLATES[key] = (template, params.output_tools)
-    found = _SNAPSHOT_TEMPLATES[key]
-    if found is None:
-        return _through_agent(request)
-    template, tools = found
-    return template.messages(user_prompt(request)), tools
-
-
-def _through_agent(request: CompiledRequest) -> tuple[list[ModelMessage], list[ToolDefinition]]:
-    captured: dict[str, Any] = {}
-
-    def capture(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
-        captured["messages"] = messages
-        captured["info"] = info
-        return _snapshot_answer(messages, info)
-
-    model = FunctionModel(capture, model_name="snapshot")
-    prompt = user_prompt(request)
-    _run(
-        _agent(request).run(
-            prompt,
-            model=_OneVoiceModel(model, request.prompt_style),
-            output_type=JudgeVerdict if request.prompt_style == "no_reasoning" else str,
-            instructions=request.instructions or None,
-        )
-    )
-    return captured["messages"], captured["info"].output_tools
-
-
-def _schema_lines(output_tools: list[ToolDefinition]) -> list[str]:
-    lines: list[str] = []
-    for tool in output_tools:
-        schema = json.dumps(tool.parameters_json_schema, indent=2, sort_keys=True)
-        lines += [f"=== output schema ({tool.name}) ===", schema]
-    return lines
-
-
-def _format_request(messages: list[ModelMessage], schema: list[str]) -> str:
-    lines: list[str] = []
-    for message in messages:
-        if isinstance(message, ModelRequest) and message.instructions:
-            lines += ["=== instructions ===", message.instructions.strip()]
-        for part in message.parts:
-            kind = getattr(part, "part_kind", type(part).__name__)
-            content = getattr(part, "content", "")
-            text = content if isinstance(content, str) else json.dumps(content, default=str)
-            lines += [f"=== {kind} ===", text.strip()]
-    return "\n".join([*lines, *schema]) + "\n"

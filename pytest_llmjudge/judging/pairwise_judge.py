@@ -5,7 +5,7 @@ LLMJudge has no pairwise agent, so a pairwise request gets its own: the system p
 and ``PairwiseAnswer`` as the output type (``{winner: "A" | "B" | "tie", reason}`` through the
 verdict tool). Chain-of-thought styles answer in text, read here: reasoning blocks stripped, then
 the last JSON object with a ``winner``. Failures are classified as single calls' are
-(``llmjudge.classify``), so retries, ERROR items and the cache treat both shapes alike.
+(``classify.classify``), so retries, ERROR items and the cache treat both shapes alike.
 """
 
 from __future__ import annotations
@@ -19,8 +19,10 @@ from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCall
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from ..compile.pairwise import PairwiseRequest, pairwise_user_prompt, render_pairwise_messages
-from .llmjudge import OUTPUT_RETRIES, JudgeConfig, _run, classify
+from .classify import classify
+from .llmjudge import OUTPUT_RETRIES, JudgeConfig
 from .pairwise_verdict import PairwiseAnswer, PairwiseVerdict
+from .rendering import run_sync
 from .spending import priced_usage
 from .verdict import JudgeFailure, Usage
 from .verdict_text import strip_reasoning
@@ -110,7 +112,7 @@ def output_tools(request: PairwiseRequest) -> list[tuple[str, Mapping[str, Any]]
             seen.extend((t.name, t.parameters_json_schema) for t in info.output_tools)
             return _snapshot_answer(messages, info)
 
-        _run(
+        run_sync(
             _agent(request).run(
                 pairwise_user_prompt(request),
                 model=FunctionModel(capture, model_name="snapshot"),

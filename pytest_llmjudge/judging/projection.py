@@ -1,26 +1,29 @@
 """What one judge call reserves in the run's budget: the cost and tokens projected from the text
-its request sends (``llmjudge.request_text``), as the estimate counts them."""
+its request sends (``sent_text_of``), as the estimate counts them."""
 
 from __future__ import annotations
 
+import json
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from ..compile.pairwise import PairwiseRequest
+    from ..compile.request import CompiledRequest
     from .cache import VerdictCache
     from .llmjudge import JudgeConfig
     from .spending import CallBudget, Spending
 
 
 def judge_budget(
-    spending: Spending, request: object, benchmark: str, config: JudgeConfig, cache: VerdictCache | None
+    spending: Spending,
+    request: CompiledRequest | PairwiseRequest,
+    benchmark: str,
+    config: JudgeConfig,
+    cache: VerdictCache | None,
 ) -> CallBudget | None:
     """What each attempt to judge ``request`` reserves (None: the run has no budget)."""
-    from ..compile.request import CompiledRequest
-
-    if spending.limit is None or not isinstance(request, CompiledRequest):
+    if spending.limit is None:
         return None
-    from .llmjudge import request_text
-
     tokens = spending.judge_tokens(
         benchmark,
         config.model_name,
@@ -29,4 +32,21 @@ def judge_budget(
         max_tokens=config.settings.get("max_tokens"),
         cache=cache,
     )
-    return spending.call_budget(tokens, request_text(request))
+    return spending.call_budget(tokens, sent_text_of(request))
+
+
+def sent_text_of(request: CompiledRequest | PairwiseRequest) -> str:
+    """The text a judge request sends, counted as ``llmjudge.sent_text`` counts a call's: a single
+    request's, or one order of a pairwise request (its system prompt, instructions, prompt and
+    verdict schema)."""
+    from ..compile.pairwise import PairwiseRequest, pairwise_user_prompt
+    from .rendering import request_text
+
+    if not isinstance(request, PairwiseRequest):
+        return request_text(request)
+    from .pairwise_judge import output_tools
+
+    texts = [request.instructions] if request.instructions else []
+    texts += [request.system_prompt, pairwise_user_prompt(request)]
+    texts += [json.dumps(dict(schema)) for _, schema in output_tools(request)]
+    return "\n".join(texts)

@@ -1,0 +1,126 @@
+"""The exact messages and output schema the judge is sent for a compiled request, as readable text
+(the ``::prompt`` snapshots and ``llmjudge compile``), captured through a stand-in model that
+never calls anything."""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import json
+from collections.abc import Coroutine
+from typing import Any, TypeVar
+
+from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, TextPart, ToolCallPart
+from pydantic_ai.models.function import AgentInfo, FunctionModel
+from pydantic_ai.tools import ToolDefinition
+
+from ..compile.request import CompiledRequest
+from .llmjudge import (
+    JudgeVerdict,
+    RequestTemplate,
+    _agent,
+    _template_key,
+    capture_template,
+    user_prompt,
+)
+from .one_voice import OneVoiceModel
+from .sent_text import sent_text
+
+
+def _snapshot_answer(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+    args = {"reason": "snapshot", "pass": True}
+    if info.output_tools:
+        return ModelResponse(parts=[ToolCallPart(info.output_tools[0].name, args)])
+    return ModelResponse(parts=[TextPart(json.dumps(args))])
+
+
+_SNAPSHOT_MODEL = FunctionModel(_snapshot_answer, model_name="snapshot")
+_SNAPSHOT_TEMPLATES: dict[tuple[str, str], tuple[RequestTemplate, list[ToolDefinition]] | None] = {}
+
+
+T = TypeVar("T")
+
+
+def run_sync(coroutine: Coroutine[Any, Any, T]) -> T:
+    """``asyncio.run``, also when this thread already runs an event loop (a browser-testing plugin
+    or an async test runner in the same pytest session): then on a thread of its own."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coroutine)
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, coroutine).result()
+
+
+def render_messages(request: CompiledRequest) -> str:
+    """The exact messages and output schema the judge model is sent, as readable text."""
+    messages, tools = _sent(request)
+    return _format_request(messages, _schema_lines(tools))
+
+
+def request_text(request: CompiledRequest) -> str:
+    """The text the judge is sent for ``request`` (``sent_text``): what the estimate and a
+    budget's projection count tokens of, as each call records its own length."""
+    messages, tools = _sent(request)
+    return sent_text(messages, [json.dumps(tool.parameters_json_schema) for tool in tools])
+
+
+def _sent(request: CompiledRequest) -> tuple[list[ModelMessage], list[ToolDefinition]]:
+    """The messages and output tools the judge model is sent for ``request``."""
+    if request.prompt_style != "no_reasoning":
+        return _through_agent(request)  # text answers: no output schema
+    key = _template_key(request)
+    if key not in _SNAPSHOT_TEMPLATES:
+        template = run_sync(capture_template(request, _SNAPSHOT_MODEL, None))
+        if template is None:
+            _SNAPSHOT_TEMPLATES[key] = None
+        else:
+            _, params = _SNAPSHOT_MODEL.prepare_request(template.settings, template.params)
+            _SNAPSHOT_TEMPLATES[key] = (template, params.output_tools)
+    found = _SNAPSHOT_TEMPLATES[key]
+    if found is None:
+        return _through_agent(request)
+    template, tools = found
+    return template.messages(user_prompt(request)), tools
+
+
+def _through_agent(request: CompiledRequest) -> tuple[list[ModelMessage], list[ToolDefinition]]:
+    captured: dict[str, Any] = {}
+
+    def capture(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        captured["messages"] = messages
+        captured["info"] = info
+        return _snapshot_answer(messages, info)
+
+    model = FunctionModel(capture, model_name="snapshot")
+    prompt = user_prompt(request)
+    run_sync(
+        _agent(request).run(
+            prompt,
+            model=OneVoiceModel(model, request.prompt_style),
+            output_type=JudgeVerdict if request.prompt_style == "no_reasoning" else str,
+            instructions=request.instructions or None,
+        )
+    )
+    return captured["messages"], captured["info"].output_tools
+
+
+def _schema_lines(output_tools: list[ToolDefinition]) -> list[str]:
+    lines: list[str] = []
+    for tool in output_tools:
+        schema = json.dumps(tool.parameters_json_schema, indent=2, sort_keys=True)
+        lines += [f"=== output schema ({tool.name}) ===", schema]
+    return lines
+
+
+def _format_request(messages: list[ModelMessage], schema: list[str]) -> str:
+    lines: list[str] = []
+    for message in messages:
+        if isinstance(message, ModelRequest) and message.instructions:
+            lines += ["=== instructions ===", message.instructions.strip()]
+        for part in message.parts:
+            kind = getattr(part, "part_kind", type(part).__name__)
+            content = getattr(part, "content", "")
+            text = content if isinstance(content, str) else json.dumps(content, default=str)
+            lines += [f"=== {kind} ===", text.strip()]
+    return "\n".join([*lines, *schema]) + "\n"
