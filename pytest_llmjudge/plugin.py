@@ -176,9 +176,8 @@ def pytest_configure(config: pytest.Config) -> None:
     started(config)
     state = start_run(config, settings)
     config.stash[STATE] = state
-    if settings.price or settings.budget is not None or settings.budget_tokens is not None or (
-        config.getoption("llmjudge_estimate")
-    ):
+    budget = settings.budget is not None or settings.budget_tokens is not None
+    if settings.price or budget or config.getoption("llmjudge_estimate"):
         from .glue.cost_plugin import start_cost
 
         start_cost(config, settings, state)  # prices checked, the budget opened, or the estimate

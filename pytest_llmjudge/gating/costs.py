@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from ..judging.pricing import format_usd, unpriced_message
-from .records import CaseRecord, ProducedOutput, SampleRecord
+from .records import CaseRecord, PairAnswerRecord, ProducedOutput, SampleRecord
 
 
 def amount(value: float) -> Decimal:
@@ -67,12 +67,14 @@ def cost_of(records: Iterable[CaseRecord]) -> CostTotal:
     usd = saved = Decimal(0)
     unpriced: dict[str, None] = {}  # in order of first appearance
     for record in records:
-        for sample in record.samples:
-            if sample.cost_usd is None:
+        answers = record.pairwise.answers if record.pairwise is not None else ()
+        calls: list[SampleRecord | PairAnswerRecord] = [*record.samples, *answers]  # a pairwise
+        for call in calls:  # case's calls are its two orders
+            if call.cost_usd is None:
                 unpriced[record.model] = None
             else:
-                usd += amount(sample.cost_usd)
-            saved += amount(sample.saved_usd or 0.0)
+                usd += amount(call.cost_usd)
+            saved += amount(getattr(call, "saved_usd", None) or 0.0)
         produced = record.produced
         if produced is not None:
             if produced.cost_usd is None:
@@ -89,8 +91,3 @@ def benchmark_costs(records: Iterable[CaseRecord]) -> dict[str, CostTotal]:
     for record in records:
         grouped.setdefault(record.benchmark, []).append(record)
     return {code: cost_of(items) for code, items in grouped.items()}
-
-
-def budget_stopped(records: Iterable[CaseRecord]) -> list[CaseRecord]:
-    """The cases the run's budget left unjudged (ERRORs: no call started for them)."""
-    return [r for r in records if r.budget_stopped]

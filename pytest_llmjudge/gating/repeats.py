@@ -69,14 +69,10 @@ def combine_outcomes(benchmark: Benchmark, samples: list[Outcome], settings: Run
     A sample that errored errors the case (an error is never a pass or a fail); the reason is the
     first sample agreeing with the case's verdict, with the sample count.
     """
-    from ..judging.verdict import Outcome, Usage, Verdict
+    from ..judging.verdict import Outcome, Verdict, total_usage
     from ..suite.settings import judge_setting
 
-    usage = Usage(
-        sum(s.usage.requests for s in samples),
-        sum(s.usage.input_tokens for s in samples),
-        sum(s.usage.output_tokens for s in samples),
-    )
+    usage = total_usage(s.usage for s in samples)  # tokens and cost of every sample
     latencies = [s.latency for s in samples if s.latency is not None]
     failed = next((s for s in samples if s.verdict is None), None)
     first = failed or samples[0]

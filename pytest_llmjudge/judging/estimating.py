@@ -36,8 +36,9 @@ class PlannedCalls:
 
 
 def plan_calls(service: JudgingService, cases: Sequence[Any]) -> tuple[list[PlannedCalls], list[str]]:
-    """Per benchmark (in order of appearance), the calls ``cases`` would make; and the problems
-    that keep cases from being estimated (no judge model, pairwise cases), one line each."""
+    """Per benchmark (in order of appearance), the calls ``cases`` would make (each order of a
+    pairwise case its own request); and the problems that keep cases from being estimated (no
+    judge model), one line each."""
     from .cache import CacheError
 
     plans: dict[str, PlannedCalls] = {}
@@ -72,18 +73,19 @@ def _read_only_cache(service: JudgingService) -> VerdictCache | None:
 def _plan_case(service: JudgingService, case: Any, plan: PlannedCalls, cache: VerdictCache | None) -> str:
     """Add ``case``'s calls to ``plan``; a problem that keeps it from being estimated, or ""."""
     from .checks import checked_outcome
-    from .llmjudge import request_text
     from .models import ModelConfigError
     from .service import sample_count
     from .task_step import TaskFailed, with_output
 
-    if getattr(case, "pairwise_mode", False):
-        return "pairwise cases are not estimated: their calls are not counted"
     benchmark = case.benchmark
     kind = benchmark.spec.evaluator_type
     if kind in {"code", "manual_sme"}:
         return ""  # decided by checks, or by a person: no model call
-    request = case.request
+    pairwise = getattr(case, "pairwise_mode", False)
+    baseline = case.baseline if pairwise else None
+    if pairwise and baseline is None:
+        return ""  # unpaired: never judged
+    request, output = case.request, case.case.spec.candidate_output
     step = service.tasks.step
     built = getattr(case, "task", None)
     if built is not None and step.needs_task(built, case.case):
@@ -93,10 +95,12 @@ def _plan_case(service: JudgingService, case: Any, plan: PlannedCalls, cache: Ve
         except TaskFailed:
             return ""  # the case errors without a call
         if produced is not None:
-            request = case.recompile(with_output(case.case, produced.output))
-        else:
-            _plan_task(service, planned, plan)  # judged on the output to come: approximate
-    elif kind == "hybrid":
+            output = produced.output
+            request = case.recompile(with_output(case.case, output))
+        else:  # judged on the output to come: counted as the placeholder's (or the baseline's)
+            _plan_task(service, planned, plan)
+            output = baseline.output if baseline is not None else output
+    elif kind == "hybrid" and not pairwise:
         checked = checked_outcome(case)
         if not checked.verdict or not checked.verdict.passed:
             return ""  # its checks fail it: the judge is not asked
@@ -110,26 +114,33 @@ def _plan_case(service: JudgingService, case: Any, plan: PlannedCalls, cache: Ve
     except ModelConfigError as exc:
         return f"{benchmark.code}: judge model: {exc}"
     from .cache import cache_key
+    from .projection import sent_text_of
 
+    requests: tuple[Any, ...] = (request,)
+    if baseline is not None:  # a pairwise case: each order is its own request, identical ones none
+        from ..compile.pairwise import identical_outputs
+
+        requests = () if identical_outputs(output, baseline.output) else case.pair_requests(output)
     repeats = sample_count(benchmark, service.settings)
-    keys = [cache_key(request.digest, label, settings, sample) for sample in range(repeats)]
     mode = service.settings.cache
-    found = cache.get_many(keys) if cache is not None and mode in {"use", "replay"} else {}
-    missing = 0 if mode == "replay" else sum(1 for key in keys if key not in found)  # replay calls nothing
-    plan.cached += sum(1 for key in keys if key in found)
-    if not missing:
-        return ""
-    plan.judge = label
-    if plan.judge_tokens is None:
-        plan.judge_tokens = service.spending.judge_tokens(
-            benchmark.code,
-            label,
-            price,
-            style=request.prompt_style,
-            max_tokens=settings.get("max_tokens"),
-            cache=cache,
-        )
-    plan.misses.append((request_text(request), missing))
+    for sent in requests:
+        keys = [cache_key(sent.digest, label, settings, sample) for sample in range(repeats)]
+        found = cache.get_many(keys) if cache is not None and mode in {"use", "replay"} else {}
+        missing = 0 if mode == "replay" else sum(1 for key in keys if key not in found)  # replay: no call
+        plan.cached += sum(1 for key in keys if key in found)
+        if not missing:
+            continue
+        plan.judge = label
+        if plan.judge_tokens is None:
+            plan.judge_tokens = service.spending.judge_tokens(
+                benchmark.code,
+                label,
+                price,
+                style=sent.prompt_style,
+                max_tokens=settings.get("max_tokens"),
+                cache=cache,
+            )
+        plan.misses.append((sent_text_of(sent), missing))
     return ""
 
 

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from .pairwise_verdict import PairOutcome, PairwiseVerdict, majority_answer, outcome_of, position_consistent
+from .projection import judge_budget
 from .samples import SAMPLE_SEPARATOR
 from .verdict import JudgeFailure, Outcome
 
@@ -28,8 +29,10 @@ if TYPE_CHECKING:
     from .cache import VerdictCache
     from .judges import Judges
     from .llmjudge import JudgeConfig
+    from .pricing import Price
     from .retries import CaseJob
     from .scheduler import Job, Scheduler, Slots
+    from .spending import Spending
     from .task_pipeline import TaskPipeline
     from .task_step import Planned
 
@@ -72,9 +75,11 @@ class PairwiseHost(Protocol):
     tasks: TaskPipeline
     scheduler: Scheduler[Outcome] | None
     cache_hits: int
+    spending: Spending  # prices and the run's budget
 
     def schedule(self, cases: Sequence[Any]) -> None: ...
     def judge_config(self, case: Any) -> JudgeConfig: ...
+    def require_price(self, model: str, price: Price | None) -> None: ...
     def start_jobs(self, jobs: list[tuple[str, Job[Outcome]]]) -> None: ...
     def verdict_cache(self) -> VerdictCache | None: ...
 
@@ -235,6 +240,7 @@ class PairwisePipeline:
                         config.settings,
                         index,
                         endpoint=endpoint(config.model),
+                        price=config.price,  # what a cache hit saved
                     )
                 )
         return plan, jobs
@@ -267,8 +273,11 @@ class PairwisePipeline:
                 plan.settled[key] = settled
                 self.service.cache_hits += settled.cached
                 continue
+            self.service.require_price(config.model_name, config.price)  # under a USD budget
             config = self.service.judges.with_server(config)
+            budget = judge_budget(self.service.spending, job.request, job.benchmark, config, cache)
             job = replace(job, call=partial(judge_pair_once, config=config), endpoint=endpoint(config.model))
+            job = replace(job, budget=budget)
             policy = RetryPolicy(
                 attempts=self.service.settings.attempts, timeout=config.settings.get("timeout", 60.0)
             )
@@ -281,7 +290,11 @@ class PairwisePipeline:
         """One job: run the case's task, then judge both orders as soon as the output exists."""
         from .llmjudge import load_llmjudge
 
-        config = self.service.judges.with_server(self.service.judge_config(case))
+        config = self.service.judge_config(case)
+        self.service.require_price(config.model_name, config.price)
+        if planned.built.model is not None:
+            self.service.require_price(planned.built.task.label, self.service.tasks.step.price(planned))
+        config = self.service.judges.with_server(config)
         if planned.built.model is not None:  # a local task server starts here, not on the loop
             self.service.tasks.step.model_of(planned.built.model, planned.built.base_url)
         load_llmjudge()
@@ -317,7 +330,11 @@ class PairwisePipeline:
 
         async def sample(job: CaseJob) -> Outcome:
             settled = settle_from_cache([job], cache, mode)[0]
-            return settled or await judge_uncached(job, slots, policy=policy, cache=cache, mode=mode)
+            if settled is not None:
+                return settled
+            budget = judge_budget(self.service.spending, job.request, job.benchmark, config, cache)
+            job = replace(job, budget=budget)
+            return await judge_uncached(job, slots, policy=policy, cache=cache, mode=mode)
 
         outcomes = list(await asyncio.gather(*(sample(job) for job in jobs)))
         repeats = len(plan.keys[0])

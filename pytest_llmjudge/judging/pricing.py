@@ -127,7 +127,7 @@ def price_for(
         return Price(model_label, None, _decimal(given_in), None, _decimal(given_out), "--llmjudge-price")
     if model_label == "local" or model_label.startswith(_LOCAL_PREFIX):
         return Price(model_label, None, Decimal(0), Decimal(0), Decimal(0), "local (free)")
-    if prefix in _NEVER_PRICED:
+    if prefix in _NEVER_PRICED or not name:
         return None
     found = _genai_lookup(prefix, name, base_url or label_url)
     if found is None:

@@ -256,6 +256,9 @@ def test_a_model_task_call_is_priced_with_its_case_and_the_cache_saves_it(
     judge_server.prompt_tokens, judge_server.completion_tokens = 1000, 50
     bare_suite.write("prompts/task.yaml", TASK_PROMPT)
     bare_suite.write("benchmarks/T1.yaml", MODEL_TASK.format(url=judge_server.url))
+    estimate = run(bare_suite, judge_server, "--llmjudge-estimate")
+    estimate.stdout.fnmatch_lines(["*T1: 2 judge calls (2 misses, 2 samples, 1 order) + 2 task calls, *"])
+    assert judge_server.completions == []
     run(bare_suite, judge_server, "--llmjudge-results=r.json").assert_outcomes(passed=3)
     each = gpt_4o_mini(1000, 50)
     data = results(bare_suite)
@@ -269,3 +272,61 @@ def test_a_model_task_call_is_priced_with_its_case_and_the_cache_saves_it(
     assert [usd(c["saved_usd"]) for c in cases] == [2 * each, 2 * each] and [
         c["cost_usd"] for c in cases
     ] == [0, 0]
+
+
+def test_a_task_call_past_the_budget_is_its_cases_task_error_and_no_call(
+    bare_suite: Suite, judge_server: FakeOpenAI
+) -> None:
+    bare_suite.write("prompts/task.yaml", TASK_PROMPT)
+    bare_suite.write("benchmarks/T1.yaml", MODEL_TASK.format(url=judge_server.url))
+    # a task answer's projection (no history: 2 × 500 output tokens) is above $0.0001
+    result = run(bare_suite, judge_server, "--llmjudge-budget=0.0001", "-rE")
+    result.assert_outcomes(passed=1, errors=2)
+    result.stdout.fnmatch_lines(["*task ERROR (task-budget)*budget reached: spent $0.00 of $0.0001*"])
+    assert judge_server.completions == []
+
+
+def test_a_malformed_price_is_a_usage_error_naming_it(bare_suite: Suite, judge_server: FakeOpenAI) -> None:
+    bare_suite.write("benchmarks/B1.yaml", benchmark_yaml(1))
+    result = run(bare_suite, judge_server, "--llmjudge-price=my-llama=cheap")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--llmjudge-price 'my-llama=cheap': expected MODEL=IN/OUT*"])
+
+
+PAIRWISE = """\
+code: P1
+concept: The output is right.
+inclusion_criteria: Apply when there is output. Flag if it is wrong.
+threshold: 0.5
+cases:
+  - {id: c0, candidate_output: new answer 0, baseline_output: old answer 0}
+  - {id: c1, candidate_output: new answer 1, baseline_output: old answer 1}
+  - {id: same, candidate_output: one answer, baseline_output: one answer}
+"""
+
+
+def test_each_order_of_a_pairwise_case_is_estimated_priced_and_budgeted(
+    bare_suite: Suite, judge_server: FakeOpenAI
+) -> None:
+    bare_suite.write("benchmarks/P1.yaml", PAIRWISE)
+    judge_server.verdict = {"winner": "tie", "reason": REASON}
+    judge_server.prompt_tokens, judge_server.completion_tokens = 1000, 50
+    estimate = run(bare_suite, judge_server, "--llmjudge-pairwise", "--llmjudge-estimate")
+    # two orders of the two cases that differ; identical outputs need no call
+    estimate.stdout.fnmatch_lines(["*P1: 4 judge calls (4 misses, 4 samples, 1 order)*"])
+    assert judge_server.completions == []
+    run(bare_suite, judge_server, "--llmjudge-pairwise", "--llmjudge-results=r.json").assert_outcomes(
+        passed=4
+    )
+    each = gpt_4o_mini(1000, 50)
+    data = results(bare_suite)
+    cases = {c["id"]: c for c in data["benchmarks"][0]["cases"]}
+    assert [usd(a["cost_usd"]) for a in cases["c0"]["pairwise"]["answers"]] == [each, each]
+    assert usd(cases["c0"]["cost_usd"]) == 2 * each and cases["same"]["cost_usd"] == 0
+    assert usd(data["totals"]["cost"]["usd"]) == 4 * each == len(judge_server.completions) * each
+    # a budget below one order's projection: no order starts
+    refused = run(
+        bare_suite, judge_server, "--llmjudge-pairwise", "--llmjudge-cache=off", "--llmjudge-budget=0.0001"
+    )
+    assert refused.ret == 1 and len(judge_server.completions) == 4
+    refused.stdout.fnmatch_lines(["*the budget stopped the run: 2 case(s) not judged*"])

@@ -106,3 +106,33 @@ def test_a_snapshot_failure_is_never_called_a_clean_run() -> None:
     """Whatever status pytest had when the gates were decided (syrupy may set its own later)."""
     _, reasons = decide(0, [gate(failed=0)], ran("B1", 10, 0), snapshot_failed=True)
     assert reasons == (SNAPSHOT,)
+
+
+def test_losses_to_the_baseline_within_a_pairwise_gate() -> None:
+    within = gate(gate_rule="pairwise", override="pass")
+    assert decide(1, [within], ran("B1")) == (
+        0,
+        ("1 case(s) of B1 lost to the baseline: are within its pairwise gate",),
+    )
+    unscored = gate(gate_rule="pairwise", override="not scored", detail="no pairwise gate")
+    assert decide(1, [unscored], ran("B1")) == (
+        0,
+        ("1 case(s) of B1 lost to the baseline: no pairwise gate",),
+    )
+
+
+@pytest.mark.parametrize(
+    ("reason", "said"),
+    [
+        ("budget error: budget reached: spent $1.00 of $1.00", "budget reached: spent $1.00 of $1.00"),
+        ("stopped before its call", "stopped before its call"),
+    ],
+)
+def test_the_budget_says_how_many_cases_it_stopped(reason: str, said: str) -> None:
+    stopped = [
+        CaseRecord("B1", f"s{i}", "error", nodeid=f"B1::s{i}", budget_stopped=True, reason=reason)
+        for i in range(2)
+    ]
+    status, reasons = decide(1, [gate(failed=0, errors=2)], ran("B1", 10, 0) + stopped)
+    assert status == 1
+    assert f"the budget stopped the run: 2 case(s) not judged ({said})" in reasons

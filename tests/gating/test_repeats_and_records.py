@@ -3,7 +3,7 @@ an xdist worker to the results file."""
 
 from __future__ import annotations
 
-from dataclasses import asdict
+from dataclasses import asdict, replace
 
 import pytest
 
@@ -11,6 +11,8 @@ from pytest_llmjudge.gating.records import (
     CaseRecord,
     JudgeFacts,
     JudgeFingerprint,
+    PairAnswerRecord,
+    PairwiseRecord,
     ProducedOutput,
     RequestText,
     SampleRecord,
@@ -233,4 +235,55 @@ def test_a_sample_in_the_results_file() -> None:
         "cached_input_tokens": 0,
         "cost_usd": 0.0,
         "saved_usd": None,
+    }
+
+
+ANSWER = PairAnswerRecord(
+    "candidate_first", "A", "A", "A is better", "d1", ("A", None, "A"), True, 2, 30, 5, 0.75, "http-500", 0.01
+)
+PAIR = PairwiseRecord(
+    "win",
+    identical=False,
+    consistent=True,
+    unpaired=False,
+    baseline_output={"text": "old"},
+    baseline_source="baseline results",
+    answers=(ANSWER, replace(ANSWER, order="baseline_first", candidate_position="B", winner="B")),
+    baseline_only=("gone",),
+    gate="non_inferior",
+    min_consistency=0.8,
+)
+
+
+def test_a_pairwise_record_survives_the_trip_from_an_xdist_worker() -> None:
+    record = replace(FULL, pairwise=PAIR)
+    assert CaseRecord.from_dict(asdict(record)) == record
+
+
+def test_a_pairwise_case_in_the_results_file() -> None:
+    answer = {
+        "order": "candidate_first",
+        "candidate_position": "A",
+        "winner": "A",
+        "reason": "A is better",
+        "request_digest": "d1",
+        "sample_winners": ["A", None, "A"],
+        "cached": True,
+        "calls": 2,
+        "input_tokens": 30,
+        "output_tokens": 5,
+        "latency_s": 0.75,
+        "error": "http-500",
+        "cost_usd": 0.01,
+    }
+    assert ANSWER.to_results() == answer
+    results = PAIR.to_results()
+    assert results == {
+        "outcome": "win",
+        "identical": False,
+        "consistent": True,
+        "unpaired": False,
+        "baseline_output": {"text": "old"},
+        "baseline_source": "baseline results",
+        "answers": [answer, {**answer, "order": "baseline_first", "candidate_position": "B", "winner": "B"}],
     }

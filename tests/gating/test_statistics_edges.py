@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from pytest_llmjudge.gating.calibration import CorrectedRate
+from pytest_llmjudge.gating.calibration import CorrectedRate, corrected_interval
 from pytest_llmjudge.gating.statistics import (
     case_rate_interval,
     compare_paired,
@@ -78,3 +78,37 @@ def test_a_corrected_rate_in_the_results_file() -> None:
         "seed": 3,
         "resamples": 2000,
     }
+
+
+GOOD_JUDGE = [(True, True)] * 9 + [(True, False)] + [(False, False)] * 9 + [(False, True)]
+
+
+def test_a_corrected_rate_at_its_ends_stays_within_zero_and_one() -> None:
+    assert corrected_interval(GOOD_JUDGE, [True] * 30) == CorrectedRate(1.0, 1.0, 1.0, False, 0, 2000)
+    assert corrected_interval(GOOD_JUDGE, [False] * 30) == CorrectedRate(0.0, 0.0, 0.0, False, 0, 2000)
+
+
+def test_a_corrected_rate_without_a_figure_keeps_its_settings() -> None:
+    chance = [(True, True), (True, False), (False, True), (False, False)]
+    assert corrected_interval(chance, [True], seed=5, resamples=10) == CorrectedRate(
+        None, None, None, True, 5, 10
+    )
+    assert corrected_interval(GOOD_JUDGE, [], seed=5, resamples=10) == CorrectedRate(
+        None, None, None, False, 5, 10
+    )
+    # one labelled case a class: the only resample of seed 3 loses a class, so there is no interval
+    lost = corrected_interval([(True, True), (False, False)], [True, False], seed=3, resamples=1)
+    assert lost == CorrectedRate(0.5, None, None, False, 3, 1)
+
+
+@pytest.mark.parametrize(
+    ("settings", "message"),
+    [
+        ({"resamples": 0}, "resamples must be at least 1, got 0"),
+        ({"confidence": 0.0}, "confidence must lie strictly between 0 and 1, got 0.0"),
+        ({"confidence": 1.0}, "confidence must lie strictly between 0 and 1, got 1.0"),
+    ],
+)
+def test_corrected_interval_settings_out_of_range(settings: dict[str, float], message: str) -> None:
+    with pytest.raises(ValueError, match=f"^{message}$"):
+        corrected_interval(GOOD_JUDGE, [True], **settings)  # type: ignore[arg-type]
