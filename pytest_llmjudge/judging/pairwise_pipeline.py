@@ -249,8 +249,8 @@ class PairwisePipeline:
         """Settle what the cache holds (one lookup for all); start judge calls for the rest."""
         from .cache import CacheError
         from .judges import JudgeSetupError, endpoint
-        from .llmjudge import load_llmjudge
         from .pairwise_judge import judge_pair_once
+        from .preload import load_judging
         from .retries import RetryPolicy, judge_uncached, settle_from_cache
 
         configs = [self.service.judge_config(case) for case, _ in ready]  # no judge: nothing planned
@@ -283,12 +283,12 @@ class PairwisePipeline:
             )
             pending.append((key, partial(judge_uncached, job, policy=policy, cache=cache, mode=mode)))
         if pending:
-            load_llmjudge()
+            load_judging()
             self.service.start_jobs(pending)
 
     def _start_task(self, case: PairToJudge, planned: Planned) -> None:
         """One job: run the case's task, then judge both orders as soon as the output exists."""
-        from .llmjudge import load_llmjudge
+        from .preload import load_judging
 
         config = self.service.judge_config(case)
         self.service.require_price(config.model_name, config.price)
@@ -297,7 +297,7 @@ class PairwisePipeline:
         config = self.service.judges.with_server(config)
         if planned.built.model is not None:  # a local task server starts here, not on the loop
             self.service.tasks.step.model_of(planned.built.model, planned.built.base_url)
-        load_llmjudge()
+        load_judging()
         key = pair_key(case.nodeid, "task", 0)
         self._plans[case.nodeid] = _Plan(case, model=config.model_name, task_key=key)
         self.service.start_jobs([(key, partial(self._run_task, case, planned, config))])

@@ -149,7 +149,8 @@ class JudgingService:
     def _start(self, judged: list[tuple[CaseToJudge, JudgeConfig]]) -> None:
         """Outcomes the cache settles now (one lookup for all); the rest go to the scheduler."""
         from .cache import CacheError
-        from .llmjudge import judge_once, load_llmjudge
+        from .llmjudge import judge_once
+        from .preload import load_judging
         from .retries import CaseJob, RetryPolicy, judge_uncached, settle_from_cache
 
         samples: list[tuple[str, JudgeConfig]] = []  # (sample key, judge) per judge call
@@ -195,7 +196,7 @@ class JudgingService:
             pending.append((key, partial(judge_uncached, job, policy=policy, cache=cache, mode=mode)))
         self.cache_hits += cached
         if pending:
-            load_llmjudge()
+            load_judging()
             self._scheduler().start(pending)
         if self.scheduler is not None:  # the status line counts the cases the cache settled
             self.scheduler.progress.cache_hits = self.cache_hits

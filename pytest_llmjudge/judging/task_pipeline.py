@@ -94,7 +94,7 @@ class TaskPipeline:
 
     def _start(self, case: CaseToJudge, planned: Planned) -> None:
         """Jobs that run the case's task, then judge each sample as soon as the output exists."""
-        from .llmjudge import load_llmjudge
+        from .preload import load_judging
 
         service = self.service
         config = None
@@ -107,7 +107,7 @@ class TaskPipeline:
         if planned.built.model is not None:  # a local task server starts here, not on the loop
             self.step.model_of(planned.built.model, planned.built.base_url)
             service.require_price(planned.built.task.label, self.step.price(planned))
-        load_llmjudge()
+        load_judging()
         jobs: list[tuple[str, Job[Outcome]]] = [
             (sample_key(case.nodeid, index), partial(self._run, case, planned, config, index))
             for index in range(samples)
