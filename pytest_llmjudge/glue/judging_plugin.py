@@ -4,7 +4,6 @@ item waiting only for its own outcome, and the case records each report carries.
 from __future__ import annotations
 
 from collections.abc import Generator
-from dataclasses import asdict
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
@@ -157,7 +156,7 @@ def attach_record(item: pytest.Item, call: pytest.CallInfo[None], report: pytest
 
         record = with_pairwise(item, record)  # type: ignore[arg-type]
     if record is not None:
-        report.llmjudge = asdict(record)  # type: ignore[attr-defined]
+        report.llmjudge = record.to_dict()  # type: ignore[attr-defined]
         for name, value in junit_properties(record):
             item.user_properties.append((name, value))
     if report.failed and getattr(item, "checks_snapshot", False):
