@@ -239,5 +239,19 @@ def write_results(
 ) -> None:
     """Write ``results`` to ``path`` whole or not at all (its folder made); over an existing file
     only if ``overwrite``, and never over one the ``guard`` refuses. Failures are ``OSError``."""
-    text = json.dumps(results, indent=1, ensure_ascii=False) + "\n"
-    write_text(path, text, replace=overwrite, guard=guard)
+    # one line per benchmark, each case on its own line: readable in a diff, and written by the
+    # C encoder (an indented dump is pure Python: 0.23 s of a cached 1,000-case run)
+    benchmarks = results.get("benchmarks") or []
+    head = {key: value for key, value in results.items() if key != "benchmarks"}
+    lines = [json.dumps(head, ensure_ascii=False)[:-1] + ', "benchmarks": [']
+    for index, benchmark in enumerate(benchmarks):
+        cases = benchmark.get("cases") or []
+        rest = {key: value for key, value in benchmark.items() if key != "cases"}
+        lines.append(" " + json.dumps(rest, ensure_ascii=False)[:-1] + ', "cases": [')
+        lines += [
+            f"  {json.dumps(case, ensure_ascii=False)}{',' if i < len(cases) - 1 else ''}"
+            for i, case in enumerate(cases)
+        ]
+        lines.append(" ]}" + ("," if index < len(benchmarks) - 1 else ""))
+    lines.append("]}")
+    write_text(path, "\n".join(lines) + "\n", replace=overwrite, guard=guard)
