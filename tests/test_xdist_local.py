@@ -127,3 +127,15 @@ def test_a_request_without_the_brokers_token_is_refused() -> None:
     with pytest.raises(LocalServerError, match="refused"):
         request_server(f"wrong-token@{host_port}")
     broker.close()
+
+
+def test_a_closed_broker_answers_no_worker_and_takes_its_address_back() -> None:
+    environ: dict[str, str] = {}
+    broker = ServerBroker(lambda: "http://127.0.0.1:1234/v1")
+    broker.export(environ)
+    address = environ["LLMJUDGE_LOCAL_SERVER_BROKER"]
+    assert request_server(address, timeout=5) == "http://127.0.0.1:1234/v1"
+    broker.close()
+    assert environ == {}
+    with pytest.raises(LocalServerError, match="did not answer"):
+        request_server(address, timeout=2)  # it kept listening after close() before

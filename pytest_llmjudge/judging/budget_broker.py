@@ -13,15 +13,13 @@ refused.
 
 from __future__ import annotations
 
-import contextlib
 import json
-import secrets
 import socket
 import threading
-from collections.abc import MutableMapping
 from decimal import Decimal
 from typing import Any, Literal
 
+from ..local.loopback import LoopbackService
 from .budget import WAIT, Budget, Reservation, as_amount
 
 BUDGET_BROKER_ENV = "LLMJUDGE_BUDGET_BROKER"
@@ -31,49 +29,22 @@ class BudgetBrokerError(Exception):
     """The controller's budget broker cannot be reached, or refused a request."""
 
 
-class BudgetBroker:
+class BudgetBroker(LoopbackService):
     """Serves ``budget`` to the run's workers until ``close``."""
 
     def __init__(self, budget: Budget) -> None:
         self.budget = budget
-        self._token = secrets.token_hex(16)
-        self._socket = socket.create_server(("127.0.0.1", 0))
-        self.address = f"{self._token}@127.0.0.1:{self._socket.getsockname()[1]}"
-        self._exported: tuple[MutableMapping[str, str], str | None] | None = None
-        threading.Thread(target=self._serve, name="llmjudge-budget-broker", daemon=True).start()
+        super().__init__(BUDGET_BROKER_ENV, "llmjudge-budget-broker")
 
-    def export(self, environ: MutableMapping[str, str]) -> None:
-        """Publish the address to child processes (xdist workers); ``close`` takes it back."""
-        self._exported = (environ, environ.get(BUDGET_BROKER_ENV))
-        environ[BUDGET_BROKER_ENV] = self.address
-
-    def close(self) -> None:
-        # shutdown first: close alone leaves the thread blocked in accept() listening (Linux)
-        with contextlib.suppress(OSError):
-            self._socket.shutdown(socket.SHUT_RDWR)
-        self._socket.close()
-        if self._exported is not None:
-            environ, previous = self._exported
-            if previous is None:
-                environ.pop(BUDGET_BROKER_ENV, None)
-            else:
-                environ[BUDGET_BROKER_ENV] = previous
-            self._exported = None
-
-    def _serve(self) -> None:
-        while True:
-            try:
-                connection, _ = self._socket.accept()
-            except OSError:
-                return  # closed
-            threading.Thread(target=self._worker, args=(connection,), daemon=True).start()
+    def handle(self, connection: socket.socket) -> None:
+        self._worker(connection)
 
     def _worker(self, connection: socket.socket) -> None:
         """One worker's connection: its requests in order; its unsettled calls when it ends."""
         mine: dict[int, Reservation] = {}
         with connection, connection.makefile("rb") as lines:
             try:
-                if lines.readline().decode("ascii", "replace").strip() != self._token:
+                if lines.readline().decode("ascii", "replace").strip() != self.token:
                     connection.sendall(_line({"error": "refused: wrong token"}))
                     return
                 connection.sendall(_line({"ok": True}))

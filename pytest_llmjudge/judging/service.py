@@ -149,9 +149,10 @@ class JudgingService:
     def _start(self, judged: list[tuple[CaseToJudge, JudgeConfig]]) -> None:
         """Outcomes the cache settles now (one lookup for all); the rest go to the scheduler."""
         from .cache import CacheError
+        from .jobs import judge_job
         from .llmjudge import judge_once
         from .preload import load_judging
-        from .retries import CaseJob, RetryPolicy, judge_uncached, settle_from_cache
+        from .retries import RetryPolicy, judge_uncached, settle_from_cache
 
         samples: list[tuple[str, JudgeConfig]] = []  # (sample key, judge) per judge call
         jobs = []
@@ -159,19 +160,7 @@ class JudgingService:
             repeats = self._repeats.setdefault(case.nodeid, sample_count(case.benchmark, self.settings))
             for index in range(repeats):
                 samples.append((sample_key(case.nodeid, index), config))
-                jobs.append(
-                    CaseJob(
-                        case.benchmark.code,
-                        case.case.id,
-                        case.request,
-                        partial(judge_once, config=config),
-                        config.model_name,
-                        config.settings,
-                        index,
-                        endpoint=endpoint(config.model),
-                        price=config.price,
-                    )
-                )
+                jobs.append(judge_job(case, config, index))
         cache, mode = self.verdict_cache(), self.settings.cache
         pending: list[tuple[str, Job[Outcome]]] = []
         cached = 0

@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from .checks import checked_outcome as run_checks
-from .judges import endpoint
 from .projection import judge_budget
 from .samples import sample_key
 from .task_step import Planned, Produced, TaskFailed, TaskStep, with_output
@@ -129,8 +128,8 @@ class TaskPipeline:
     ) -> Outcome:
         """Judge one sample of a case whose output a task just produced: its checks, the verdict
         cache, then the judge (on the scheduler's loop, holding a slot only while calling)."""
-        from .llmjudge import judge_once
-        from .retries import CaseJob, RetryPolicy, judge_uncached, settle_from_cache
+        from .jobs import judge_job
+        from .retries import RetryPolicy, judge_uncached, settle_from_cache
 
         kind = case.benchmark.spec.evaluator_type
         if kind in {"code", "hybrid"}:
@@ -138,17 +137,7 @@ class TaskPipeline:
             if kind == "code" or not checked.verdict or not checked.verdict.passed:
                 return checked
         assert config is not None
-        job = CaseJob(
-            case.benchmark.code,
-            case.case.id,
-            case.request,
-            partial(judge_once, config=config),
-            config.model_name,
-            config.settings,
-            sample,
-            endpoint=endpoint(config.model),
-            price=config.price,
-        )
+        job = judge_job(case, config, sample)
         cache, mode = self.service.verdict_cache(), self.service.settings.cache
         settled = settle_from_cache([job], cache, mode)[0]
         if settled is not None:

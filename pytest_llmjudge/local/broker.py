@@ -11,49 +11,32 @@ cache asks nothing and starts no server. Requests without the token are refused.
 from __future__ import annotations
 
 import json
-import secrets
 import socket
 import threading
-from collections.abc import Callable, MutableMapping
+from collections.abc import Callable
 
+from .loopback import LoopbackService
 from .model_file import LocalServerError
 
 BROKER_ENV = "LLMJUDGE_LOCAL_SERVER_BROKER"
 START_TIMEOUT = 600.0  # preparing the packaged model and loading it can take minutes
 
 
-class ServerBroker:
+class ServerBroker(LoopbackService):
     """Answers each request with ``start()``'s URL, calling ``start`` on the first request only."""
 
     def __init__(self, start: Callable[[], str]) -> None:
         self._start = start
         self._lock = threading.Lock()
         self._answer: dict[str, str] | None = None
-        self._token = secrets.token_hex(16)
-        self._socket = socket.create_server(("127.0.0.1", 0))
-        self.address = f"{self._token}@127.0.0.1:{self._socket.getsockname()[1]}"
-        self._exported: tuple[MutableMapping[str, str], str | None] | None = None
-        threading.Thread(target=self._serve, name="llmjudge-server-broker", daemon=True).start()
+        super().__init__(BROKER_ENV, "llmjudge-server-broker")
 
-    def export(self, environ: MutableMapping[str, str]) -> None:
-        """Publish the address to child processes (xdist workers); ``close`` takes it back."""
-        self._exported = (environ, environ.get(BROKER_ENV))
-        environ[BROKER_ENV] = self.address
-
-    def _serve(self) -> None:
-        while True:
-            try:
-                connection, _ = self._socket.accept()
-            except OSError:
-                return  # closed
-            threading.Thread(target=self._answer_one, args=(connection,), daemon=True).start()
-
-    def _answer_one(self, connection: socket.socket) -> None:
+    def handle(self, connection: socket.socket) -> None:
         with connection:
             try:
                 connection.settimeout(10.0)
                 token = connection.makefile("rb").readline().decode("ascii", "replace").strip()
-                answer = self.answer() if token == self._token else {"error": "refused: wrong token"}
+                answer = self.answer() if token == self.token else {"error": "refused: wrong token"}
                 connection.sendall(json.dumps(answer).encode() + b"\n")
             except OSError:
                 pass  # the worker went away
@@ -67,16 +50,6 @@ class ServerBroker:
                 except LocalServerError as exc:
                     self._answer = {"error": str(exc)}
             return self._answer
-
-    def close(self) -> None:
-        self._socket.close()
-        if self._exported is not None:
-            environ, previous = self._exported
-            if previous is None:
-                environ.pop(BROKER_ENV, None)
-            else:
-                environ[BROKER_ENV] = previous
-            self._exported = None
 
 
 def request_server(address: str, timeout: float = START_TIMEOUT) -> str:
