@@ -11,6 +11,7 @@ the Unicode line separators, which would shift every line number after one.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -300,17 +301,7 @@ _CLOSING_TOKENS = {"FlowSequenceEndToken", "FlowMappingEndToken", "BlockEndToken
 
 def _too_deep_event(loader: yaml.SafeLoader) -> yaml.Mark | None:
     """The mark of the first event past ``MAX_DEPTH`` levels, or None."""
-    depth = 0
-    try:
-        while loader.check_event():
-            event = loader.get_event()  # type: ignore[no-untyped-call]
-            kind = type(event).__name__
-            depth += (kind in _OPENING_EVENTS) - (kind in _CLOSING_EVENTS)
-            if depth > MAX_DEPTH:
-                return event.start_mark  # type: ignore[no-any-return]
-        return None
-    finally:
-        loader.dispose()
+    return _too_deep(loader, loader.check_event, loader.get_event, _OPENING_EVENTS, _CLOSING_EVENTS)
 
 
 def _too_deep_token(loader: yaml.SafeLoader) -> yaml.Mark | None:
@@ -319,14 +310,24 @@ def _too_deep_token(loader: yaml.SafeLoader) -> yaml.Mark | None:
     A sequence written at its key's indentation has no token of its own, so this count can only
     fall short of the parser's, never pass it.
     """
+    return _too_deep(loader, loader.check_token, loader.get_token, _OPENING_TOKENS, _CLOSING_TOKENS)
+
+
+def _too_deep(
+    loader: yaml.SafeLoader,
+    more: Callable[[], bool],
+    take: Callable[[], Any],
+    opening: set[str],
+    closing: set[str],
+) -> yaml.Mark | None:
     depth = 0
     try:
-        while loader.check_token():
-            token = loader.get_token()  # type: ignore[no-untyped-call]
-            kind = type(token).__name__
-            depth += (kind in _OPENING_TOKENS) - (kind in _CLOSING_TOKENS)
+        while more():
+            item = take()
+            kind = type(item).__name__
+            depth += (kind in opening) - (kind in closing)
             if depth > MAX_DEPTH:
-                return token.start_mark  # type: ignore[no-any-return]
+                return item.start_mark  # type: ignore[no-any-return]
         return None
     finally:
         loader.dispose()
