@@ -7,7 +7,6 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import time
 from pathlib import Path
@@ -40,7 +39,8 @@ def add_cache_parser(commands: argparse._SubParsersAction[argparse.ArgumentParse
         "--path",
         type=Path,
         default=None,
-        help=f"cache file (default: $LLMJUDGE_CACHE_PATH or {DEFAULT_PATH}, relative to the current folder)",
+        help=f"cache file (default: $LLMJUDGE_CACHE_PATH, ini llmjudge_cache_path or {DEFAULT_PATH}, below "
+        "the rootdir pytest would use from here)",
     )
     actions = cache.add_subparsers(dest="cache_command", required=True, metavar="ACTION")
     stats = actions.add_parser("stats", help="entries, size, age and models in the cache")
@@ -53,14 +53,23 @@ def add_cache_parser(commands: argparse._SubParsersAction[argparse.ArgumentParse
 
 
 def _path(args: argparse.Namespace) -> Path:
+    """``--path`` (from here), else the file a pytest run here uses: ``$LLMJUDGE_CACHE_PATH`` or ini
+    ``llmjudge_cache_path`` (default .llmjudge/cache.sqlite) below the rootdir pytest would use."""
+    from ..suite.root import find_root
+    from ..suite.settings import resolve
+
     chosen: Path | None = args.path
-    return chosen if chosen is not None else Path(os.environ.get("LLMJUDGE_CACHE_PATH") or DEFAULT_PATH)
+    if chosen is not None:
+        return chosen
+    project = find_root([])
+    settings = resolve(lambda name: None, lambda name: project.ini(f"llmjudge_{name}"))
+    return project.rootdir / settings.cache_path
 
 
 def _open(args: argparse.Namespace, *, read_only: bool = False) -> VerdictCache | None:
     try:
         return VerdictCache(_path(args), create=False, read_only=read_only)
-    except CacheError as exc:
+    except (CacheError, ValueError) as exc:  # ValueError: a configuration pytest would refuse
         print(f"llmjudge cache: {exc}", file=sys.stderr)
         return None
 

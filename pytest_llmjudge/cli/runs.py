@@ -28,10 +28,31 @@ def _run_order(path: Path) -> tuple[str, int]:
     return path.stem, 1
 
 
+def project_root(rootdir: str | None) -> Path | None:
+    """``--rootdir``, else the rootdir pytest would use when run here (found from a subfolder as
+    well); None, said on stderr, when a configuration file pytest would refuse is in the way."""
+    from ..suite.root import RootError, find_root
+
+    if rootdir is not None:
+        return Path(rootdir)
+    try:
+        return find_root([]).rootdir
+    except RootError as exc:
+        print(f"llmjudge: {exc}", file=sys.stderr)
+        return None
+
+
+def _newest(folder: Path) -> list[Path]:
+    return sorted(folder.glob("*.json"), key=_run_order, reverse=True) if folder.is_dir() else []
+
+
 def _runs(args: argparse.Namespace) -> int:
     """List the results files of a repository, newest first."""
-    folder = Path(args.rootdir) / RUNS_FOLDER
-    paths = sorted(folder.glob("*.json"), key=_run_order, reverse=True) if folder.is_dir() else []
+    root = project_root(args.rootdir)
+    if root is None:
+        return 2
+    folder = root / RUNS_FOLDER
+    paths = _newest(folder)
     if not paths:
         print(f"no results files in {folder}")
         return 0
@@ -110,8 +131,29 @@ def summary_lines(data: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _results_path(given: str | None) -> str | None:
+    """The results file ``show`` reads: the one given, found from here or else from the project
+    root (the summary prints paths from the root); with none given, the project's newest run."""
+    if given is not None and Path(given).exists():
+        return given
+    root = project_root(None)
+    if root is None:
+        return None
+    if given is None:
+        newest = _newest(root / RUNS_FOLDER)
+        if not newest:
+            print(f"llmjudge show: no results files in {root / RUNS_FOLDER}", file=sys.stderr)
+            return None
+        return str(newest[0])
+    below_root = root / given
+    return str(below_root) if not Path(given).is_absolute() and below_root.exists() else given
+
+
 def _show(args: argparse.Namespace) -> int:
-    data = _load(args.results)
+    path = _results_path(args.results)
+    if path is None:
+        return 2
+    data = _load(path)
     if data is None:
         return 2
     print("\n".join(summary_lines(data)))
@@ -208,11 +250,20 @@ def _probability(text: str) -> float:
 
 def add_runs_parsers(commands: Any) -> None:
     runs = commands.add_parser("runs", help="list the results files of past runs, newest first")
-    runs.add_argument("--rootdir", default=".", help="repository root holding .llmjudge/runs (default .)")
+    runs.add_argument(
+        "--rootdir",
+        default=None,
+        help="repository root holding .llmjudge/runs (default: the rootdir pytest would use from here)",
+    )
     runs.set_defaults(handler=_runs)
 
     show = commands.add_parser("show", help="print the summary of one results file")
-    show.add_argument("results", help="results file (.llmjudge/runs/….json)")
+    show.add_argument(
+        "results",
+        nargs="?",
+        help="results file (.llmjudge/runs/….json, from here or from the project root; "
+        "default: the project's newest run)",
+    )
     show.set_defaults(handler=_show)
 
     compare = commands.add_parser(

@@ -61,7 +61,13 @@ def write_summary(run: Run, judging: JudgingPlugin, terminalreporter: Any) -> No
         write(line)
     review = [r for r in run.records if r.uncertain]
     if review:
-        write(f"needs human review ({len(review)}, listed in {run.settings.review_file}):", yellow=True)
+        from .outputs import output_path
+        from .run_results import shown_path
+
+        listed = shown_path(
+            output_path(run.config, "review_file", run.settings.review_file), run.config.invocation_params.dir
+        )
+        write(f"needs human review ({len(review)}, listed in {listed}):", yellow=True)
         for r in review:
             write(f"  {r.benchmark}::{r.case} at {r.location}: {shorten(r.reason)}")
     for line, markup in summary_lines(run):

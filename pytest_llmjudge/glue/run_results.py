@@ -179,18 +179,21 @@ def summary_lines(run: Run) -> list[tuple[str, dict[str, bool]]]:
 
     for error in [*write_errors(run.config), *gates.notes, *results.errors]:
         lines.append((error, {"red": True}))
+    here = run.config.invocation_params.dir
     if results.path is not None:
-        lines.append((f"results file: {_shown(results.path, run.config.rootpath)}", {}))
+        lines.append((f"results file: {shown_path(results.path, here)}", {}))
     if results.html is not None:
-        lines.append((f"HTML report: {_shown(results.html, run.config.rootpath)}", {}))
+        lines.append((f"HTML report: {shown_path(results.html, here)}", {}))
     return lines
 
 
-def _shown(path: Path, root: Path) -> str:
+def shown_path(path: Path, here: Path) -> str:
+    """``path`` as the user can open it from ``here``, where pytest ran: relative when it lies
+    below, else absolute (the rootdir may be a parent of where pytest ran)."""
     try:
-        return str(path.relative_to(root))
+        return str(path.resolve().relative_to(here.resolve()))
     except ValueError:
-        return str(path)
+        return str(path.resolve())
 
 
 def started(config: pytest.Config) -> None:
