@@ -137,6 +137,9 @@ def build_parser() -> argparse.ArgumentParser:
     from .freeze import add_freeze_parser
 
     add_freeze_parser(commands)
+    from .schema import add_schema_parser
+
+    add_schema_parser(commands)
     return parser
 
 
