@@ -39,20 +39,46 @@ def add_calibrate_parser(commands: argparse._SubParsersAction[argparse.ArgumentP
 
 def calibrate(args: argparse.Namespace) -> int:
     extra = [a for a in args.pytest_args if a != "--"]
+    given = results_option(extra)
     with tempfile.TemporaryDirectory(prefix="llmjudge-calibrate-") as folder:
-        results = Path(folder) / "results.json"
+        results = Path(given) if given else Path(folder) / "results.json"
         command = [sys.executable, "-m", "pytest", args.path, "-k", LABELLED_KEYWORD, "-q", "--color=no"]
-        command += ["-p", "no:syrupy", f"--llmjudge-results={results}", *extra]
+        command += ["-p", "no:syrupy", *([] if given else [f"--llmjudge-results={results}"]), *extra]
+        before = _stamp(results)
         run = subprocess.run(command, capture_output=True, text=True, check=False)
-        data = json.loads(results.read_text(encoding="utf-8")) if results.is_file() else None
+        written = results.is_file() and _stamp(results) != before  # not a file an earlier run left
+        data = json.loads(results.read_text(encoding="utf-8")) if written else None
     if data is None:
         sys.stdout.write(run.stdout)
         sys.stderr.write(run.stderr)
-        print(f"llmjudge calibrate: pytest judged no labelled case under {args.path}", file=sys.stderr)
+        why = f"wrote no results file at {given}" if given else f"judged no labelled case under {args.path}"
+        print(f"llmjudge calibrate: pytest {why}", file=sys.stderr)
         return 2
     lines, trusted = report(data)
     print("\n".join(lines))
+    if given:
+        print(f"results file: {given} (compare two with: llmjudge compare OLD NEW)")
     return 0 if trusted else 1
+
+
+def results_option(pytest_args: list[str]) -> str | None:
+    """The ``--llmjudge-results`` path among the pytest options, if given (the last one wins)."""
+    path = None
+    for index, arg in enumerate(pytest_args):
+        if arg.startswith("--llmjudge-results="):
+            path = arg.partition("=")[2]
+        elif arg == "--llmjudge-results" and index + 1 < len(pytest_args):
+            path = pytest_args[index + 1]
+    return path
+
+
+def _stamp(path: Path) -> tuple[int, int] | None:
+    """When ``path`` was last written and its size; None when there is no file."""
+    try:
+        status = path.stat()
+    except OSError:
+        return None
+    return status.st_mtime_ns, status.st_size
 
 
 def _rate(value: float | None) -> str:

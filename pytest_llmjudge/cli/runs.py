@@ -188,11 +188,24 @@ def _compare(args: argparse.Namespace) -> int:
         return 2
     comparisons = compare_files(baseline, candidate, margin=args.margin, alpha=args.alpha)
     print("\n".join(comparison_table(comparisons)))
+    print_label_agreement(baseline, candidate, margin=args.margin, alpha=args.alpha)
     regressions = [c["benchmark"] for c in comparisons if c["verdict"] == "regression"]
     if regressions and args.fail_on == "regression":
         print(f"significant regression: {', '.join(regressions)}", file=sys.stderr)
         return REGRESSION
     return 0
+
+
+def print_label_agreement(
+    baseline: dict[str, Any], candidate: dict[str, Any], *, margin: float, alpha: float
+) -> None:
+    """When both runs judged labelled cases: the judge's agreement with the labels, before → after."""
+    from ..gating.label_agreement import compare_label_results
+    from ..reporting.label_agreement import agreement_lines
+
+    lines = agreement_lines(compare_label_results(baseline, candidate, margin=margin, alpha=alpha))
+    if lines:
+        print("\n".join(["", *lines]))
 
 
 def _compare_pairwise(args: argparse.Namespace) -> int:

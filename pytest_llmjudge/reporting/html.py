@@ -270,7 +270,19 @@ def report_context(results: dict[str, Any], baseline: dict[str, Any] | None = No
         "compared": baseline is not None or results["comparison"] is not None or results["flips"] is not None,
         "data": embed_json(case_data(results)),
         "pairwise": [b for b in benchmarks if b.get("pairwise")],
+        "label_agreement": label_agreement_rows(_displayable(baseline), results) if baseline else [],
     }
+
+
+def label_agreement_rows(baseline: dict[str, Any], results: dict[str, Any]) -> list[dict[str, Any]]:
+    """The judge's agreement with the human labels, baseline → this run (both judged labels)."""
+    from ..gating.label_agreement import compare_label_results
+    from ..gating.statistics import DEFAULT_MARGIN
+    from .label_agreement import report_rows
+
+    margin, alpha = results["settings"]["margin"], results["settings"]["alpha"]
+    margin = margin if 0 < margin < 1 else DEFAULT_MARGIN  # a run may set 0: no MDE to compare
+    return report_rows(compare_label_results(baseline, results, margin=margin, alpha=alpha))
 
 
 def _asset(name: str) -> str:
