@@ -19,6 +19,10 @@ ties as half is (1 + mean score) / 2.
   ``inconclusive`` when the MDE exceeds the margin (too few non-tied pairs to see it), else
   ``no significant difference``.
 - Non-inferior: the interval's lower bound reaches ½ − margin.
+- Position bias: of the answers to pairs judged in both orders, the share naming one position
+  (``A`` or ``B``). A judge that reads the outputs names each about as often as the other (a
+  better candidate is A in one order and B in the other); one that names the same position in
+  at least ``POSITION_BIAS`` of them is mostly picking a position, not an output.
 """
 
 from __future__ import annotations
@@ -43,6 +47,7 @@ from .statistics import (
 PairwiseDecision = Literal["better", "worse", "no significant difference", "inconclusive"]
 WIN_RATE_CONFIDENCE = 0.95
 _SCORE = {"win": 1, "loss": -1, "tie": 0, "inconsistent": 0}
+POSITION_BIAS = 0.75  # share of answers naming one position from which the judge is said to pick it
 
 
 @dataclass(frozen=True)
@@ -51,7 +56,8 @@ class PairwiseFigures:
 
     ``n``: paired cases with an outcome; ``unpaired``: cases in only one run (never judged);
     ``judged``: pairs the judge answered in both orders (identical outputs are ties without a
-    call), the denominator of ``position_consistency``, which is ``None`` without any.
+    call), the denominator of ``position_consistency``, which is ``None`` without any;
+    ``positions``: how many of those pairs' answers named A, B, or a tie.
     ``win_rate`` is ``None`` and its interval (0, 1) when ``n`` is 0; ``mde`` is infinite when no
     effect could reach significance at this size (``None`` in ``to_dict``).
     """
@@ -72,6 +78,18 @@ class PairwiseFigures:
     judged: int
     position_consistency: float | None
     non_inferior: bool
+    positions: tuple[int, int, int] = (0, 0, 0)
+
+    @property
+    def picked_position(self) -> tuple[str, int, int] | None:
+        """``(position, answers naming it, answers)`` when the judge named one position in at least
+        ``POSITION_BIAS`` of its answers to the pairs it judged in both orders, else None."""
+        named_a, named_b, ties = self.positions
+        answers = named_a + named_b + ties
+        position, named = ("A", named_a) if named_a >= named_b else ("B", named_b)
+        if answers and named >= POSITION_BIAS * answers:
+            return position, named, answers
+        return None
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready values (the interval as a list, an infinite MDE as null)."""
@@ -93,7 +111,13 @@ class PairwiseFigures:
             "judged": self.judged,
             "position_consistency": self.position_consistency,
             "non_inferior": self.non_inferior,
+            "positions": dict(zip(("A", "B", "tie"), self.positions, strict=True)),
         }
+
+
+def position_counts(winners: Sequence[str | None]) -> tuple[int, int, int]:
+    """How many of ``winners`` (the answers to pairs judged in both orders) name A, B, a tie."""
+    return winners.count("A"), winners.count("B"), winners.count("tie")
 
 
 def sign_test_p(wins: int, losses: int) -> float:
@@ -114,6 +138,7 @@ def benchmark_figures(
     benchmark: str = "",
     unpaired: int = 0,
     consistent: Sequence[bool] = (),
+    positions: tuple[int, int, int] = (0, 0, 0),
     margin: float = DEFAULT_MARGIN,
     alpha: float = DEFAULT_ALPHA,
     power: float = DEFAULT_POWER,
@@ -121,7 +146,8 @@ def benchmark_figures(
     """One benchmark's figures, not adjusted for others (``p_adjusted`` is ``p_value`` here).
 
     ``outcomes``: one per paired case; ``consistent``: one per pair the judge answered in both
-    orders, whether its two answers agreed (``judging.pairwise_verdict.position_consistent``).
+    orders, whether its two answers agreed (``judging.pairwise_verdict.position_consistent``);
+    ``positions``: the answers of those pairs naming A, B, or a tie.
     """
     _check_probability("margin", margin)
     unknown = sorted({o for o in outcomes if o not in OUTCOMES})
@@ -150,6 +176,7 @@ def benchmark_figures(
         judged=len(consistent),
         position_consistency=sum(consistent) / len(consistent) if consistent else None,
         non_inferior=n > 0 and low >= 0.5 - margin,
+        positions=positions,
     )
     return replace(figures, verdict=_verdict(figures, p_value, alpha=alpha, margin=margin))
 
@@ -159,6 +186,7 @@ def pairwise_figures(
     unpaired: Mapping[str, int] | None = None,
     *,
     consistent: Mapping[str, Sequence[bool]] | None = None,
+    positions: Mapping[str, tuple[int, int, int]] | None = None,
     margin: float = DEFAULT_MARGIN,
     alpha: float = DEFAULT_ALPHA,
     power: float = DEFAULT_POWER,
@@ -169,6 +197,7 @@ def pairwise_figures(
     """
     unpaired = unpaired or {}
     consistent = consistent or {}
+    positions = positions or {}
     names = [*outcomes, *(name for name in unpaired if name not in outcomes)]
     figures = [
         benchmark_figures(
@@ -176,6 +205,7 @@ def pairwise_figures(
             benchmark=name,
             unpaired=unpaired.get(name, 0),
             consistent=consistent.get(name, ()),
+            positions=positions.get(name, (0, 0, 0)),
             margin=margin,
             alpha=alpha,
             power=power,

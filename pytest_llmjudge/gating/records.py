@@ -134,7 +134,7 @@ class PairAnswerRecord:
 
 @dataclass(frozen=True)
 class PairwiseRecord:
-    """How a pairwise case compared with its baseline output; the last three fields are its
+    """How a pairwise case compared with its baseline output; the last four fields are its
     benchmark's, the same in each of its records (an xdist controller collects nothing)."""
 
     outcome: str | None  # win | loss | tie | inconsistent; None: unpaired, or an order errored
@@ -147,6 +147,7 @@ class PairwiseRecord:
     baseline_only: tuple[str, ...] = ()  # baseline-run case ids this benchmark does not have
     gate: str | None = None  # pairwise_gate: non_inferior
     min_consistency: float | None = None
+    baseline_note: str = ""  # the baseline as this benchmark saw it: names it, says why cases are unpaired
 
     def to_results(self) -> dict[str, Any]:
         return {

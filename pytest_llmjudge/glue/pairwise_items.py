@@ -62,6 +62,7 @@ class PairwiseSetup:
     baselines: dict[str, Baseline | None]
     baseline_only: tuple[str, ...]
     prompt_requests: dict[str, CompiledRequest | PairwiseRequest]
+    baseline_note: str = ""  # the baseline as this benchmark sees it (``baseline_note``)
 
 
 def pairwise_setup(
@@ -89,7 +90,32 @@ def pairwise_setup(
             first, _ = compile_both_orders(benchmark, node.sections, case, candidate, found.output, style)
             prompt[case.id] = first
     ids = {case.id for case in benchmark.cases}
-    return PairwiseSetup(baselines, tuple(sorted(set(before) - ids)), prompt or dict(requests))
+    note = baseline_note(node.config, benchmark.code, ids)
+    return PairwiseSetup(baselines, tuple(sorted(set(before) - ids)), prompt or dict(requests), note)
+
+
+def baseline_note(config: pytest.Config, code: str, ids: set[str]) -> str:
+    """The baseline as benchmark ``code`` (case ``ids``) sees it, naming it: why its cases find
+    no output there, if they do not (the pairwise gate says it when nothing is paired)."""
+    given = run_host(config).settings.baseline
+    if not given:
+        return "no --llmjudge-baseline given, and no case has a baseline_output of its own"
+    name = f"--llmjudge-baseline {given}"
+    everything = recorded(config)
+    if not everything:
+        from .run_results import baseline_of
+
+        _, error = baseline_of(config)
+        return f"{name} was not read ({error})" if error else f"{name} holds no release case"
+    before = everything.get(code)
+    if before is None:
+        return f"{name} has no benchmark {code}"
+    if not ids & set(before):
+        return f"{name} has none of {code}'s case ids (it has {len(before)} others)"
+    if all(before[i] is NO_OUTPUT for i in ids & set(before)):
+        return f"{name} recorded no output of {code}'s cases"
+    found = sum(before.get(i, NO_OUTPUT) is not NO_OUTPUT for i in ids)
+    return f"{name} has an output for {found} of {code}'s {len(ids)} cases"
 
 
 class PairwiseItem(CaseItem):
@@ -175,6 +201,7 @@ def with_pairwise(item: PairwiseItem, record: CaseRecord) -> CaseRecord:
         baseline_only=item.setup_of_benchmark.baseline_only,
         gate=item.benchmark.spec.pairwise_gate,
         min_consistency=own.min_consistency if own else None,
+        baseline_note=item.setup_of_benchmark.baseline_note,
     )
     if result is None:
         return replace(record, pairwise=pairwise, judge_pass=None, case_label=None)

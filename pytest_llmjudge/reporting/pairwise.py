@@ -87,7 +87,22 @@ def pairwise_table(figures: Sequence[PairwiseFigures]) -> list[str]:
         )
     header = ["benchmark", "W/T/L/I", "win rate [95% CI]", "p (Holm)", "verdict", "consistency (pairs)"]
     title = "pairwise comparison with the baseline (ties and inconsistent pairs count as half a win):"
-    return [title, *_table([*header, "unpaired"], rows)]
+    return [title, *_table([*header, "unpaired"], rows), *position_lines(figures)]
+
+
+def position_lines(figures: Sequence[PairwiseFigures]) -> list[str]:
+    """A line for each benchmark whose judge mostly named one position, whatever the outputs."""
+    lines = []
+    for f in figures:
+        picked = f.picked_position
+        if picked is not None:
+            position, named, answers = picked
+            lines.append(
+                f"{f.benchmark}: the judge mostly picks one position: it named {position} in {named} of "
+                f"{answers} answers, whichever output stood there (position consistency "
+                f"{_pct(f.position_consistency)})"
+            )
+    return lines
 
 
 def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
@@ -123,11 +138,12 @@ NO_OUTPUT: Any = _NoOutput()
 def figures_of_results(results: Mapping[str, Any], *, margin: float, alpha: float) -> list[PairwiseFigures]:
     """The pairwise figures of a results file, recomputed from its cases' outcomes (no judge), so
     another margin or alpha can be applied."""
-    from ..gating.pairwise_stats import pairwise_figures
+    from ..gating.pairwise_stats import pairwise_figures, position_counts
 
     outcomes: dict[str, list[str]] = {}
     unpaired: dict[str, int] = {}
     consistent: dict[str, list[bool]] = {}
+    positions: dict[str, tuple[int, int, int]] = {}
     for b in results["benchmarks"]:
         pairs = [c["pairwise"] for c in b["cases"] if c.get("pairwise") and not c["calibration"]]
         if not pairs and not b.get("pairwise"):
@@ -137,7 +153,11 @@ def figures_of_results(results: Mapping[str, Any], *, margin: float, alpha: floa
         recorded = (b.get("pairwise") or {}).get("unpaired_cases", {})
         unpaired[code] = sum(1 for p in pairs if p["unpaired"]) + len(recorded.get("baseline_only", []))
         consistent[code] = [p["consistent"] for p in pairs if p["consistent"] is not None]
-    return pairwise_figures(outcomes, unpaired, consistent=consistent, margin=margin, alpha=alpha)
+        judged = [a["winner"] for p in pairs if p["consistent"] is not None for a in p["answers"]]
+        positions[code] = position_counts(judged)
+    return pairwise_figures(
+        outcomes, unpaired, consistent=consistent, positions=positions, margin=margin, alpha=alpha
+    )
 
 
 def add_pairwise(
@@ -155,26 +175,21 @@ def add_pairwise(
 
 
 def _benchmark_pairwise(figures: PairwiseFigures, records: Sequence[CaseRecord]) -> dict[str, Any]:
+    from ..gating.pairwise_gates import DEFAULT_MIN_CONSISTENCY
+
     pairs = [(r.case, r.pairwise) for r in records if r.pairwise is not None and not r.calibration]
     first = pairs[0][1] if pairs else None
     data = figures.to_dict()
     del data["benchmark"]
+    del data["positions"]  # recomputed from the answers the file keeps (``figures_of_results``)
     data["gate"] = first.gate if first else None
-    data["min_consistency"] = first.min_consistency if first else None
+    own = first.min_consistency if first else None
+    data["min_consistency"] = DEFAULT_MIN_CONSISTENCY if own is None else own  # the one applied
     data["unpaired_cases"] = {
         "baseline_only": list(first.baseline_only) if first else [],
         "candidate_only": [case for case, pair in pairs if pair.unpaired],
     }
     return data
-
-
-def add_pairwise_calls(totals: dict[str, Any], cases: Sequence[Mapping[str, Any]]) -> None:
-    """The run's totals with the pairwise cases' calls (their answers, not samples, hold them)."""
-    answers = [a for c in cases if c.get("pairwise") for a in c["pairwise"]["answers"]]
-    totals["calls"] += sum(a["calls"] for a in answers)
-    totals["cache_hits"] += sum(len(a["sample_winners"]) for a in answers if a["cached"])
-    totals["input_tokens"] += sum(a["input_tokens"] for a in answers)
-    totals["output_tokens"] += sum(a["output_tokens"] for a in answers)
 
 
 def _text(output: Any) -> str:
