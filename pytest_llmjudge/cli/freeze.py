@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from pathlib import Path
 from typing import Any
+
+from ..suite.safe_write import write_text
 
 
 def add_freeze_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -29,39 +32,66 @@ def add_freeze_parser(commands: argparse._SubParsersAction[argparse.ArgumentPars
 
 def freeze(args: argparse.Namespace) -> int:
     from ..reporting.results_file import ResultsFileError, load_results
+    from ..suite.files import CODE_PATTERN
+    from ..suite.text import shown
 
     try:
         results = load_results(args.results)
     except ResultsFileError as exc:
-        print(f"llmjudge freeze: {exc}", file=sys.stderr)
-        return 2
+        return _refuse(str(exc))
     root = Path(args.rootdir or results["rootdir"])
     if not root.is_dir():
         root = Path.cwd()
     out = Path(args.out)
+    if out.exists() and not out.is_dir():
+        return _refuse(f"--out {out}: not a folder")
     written = 0
     for benchmark in results["benchmarks"]:
+        code = benchmark["code"]
+        if not re.fullmatch(CODE_PATTERN, code):  # the results file is untrusted: "../../x" is no code
+            return _refuse(f"{args.results}: benchmark code {shown(code, 60)} is not a benchmark code")
+        _say_unfrozen(benchmark)
         try:
             lines = frozen_cases(benchmark, root)
         except FreezeError as exc:
-            print(f"llmjudge freeze: {benchmark['code']}: {exc}", file=sys.stderr)
-            return 2
+            return _refuse(f"{code}: {exc}")
         if not lines:
             continue
-        path = out / f"{benchmark['code']}.jsonl"
-        if path.exists() and not args.force:
-            print(f"llmjudge freeze: {path} exists; pass --force to replace it", file=sys.stderr)
-            return 2
-        out.mkdir(parents=True, exist_ok=True)
-        temporary = path.with_name(f".{path.name}.tmp")
-        temporary.write_text("".join(json.dumps(line, sort_keys=True) + "\n" for line in lines), "utf-8")
-        temporary.replace(path)
-        print(f"{path}: {len(lines)} case(s) of {benchmark['code']}")
+        path = out / f"{code}.jsonl"
+        text = "".join(json.dumps(line, sort_keys=True) + "\n" for line in lines)
+        try:
+            write_text(path, text, replace=args.force)
+        except FileExistsError:
+            return _refuse(f"{path} exists; pass --force to replace it")
+        except OSError as exc:
+            return _refuse(f"cannot write {path}: {exc.strerror or exc}")
+        print(f"{path}: {len(lines)} case(s) of {code}")
         written += 1
     if not written:
         print("llmjudge freeze: the results file holds no judged outputs", file=sys.stderr)
         return 1
     return 0
+
+
+def _refuse(message: str) -> int:
+    print(f"llmjudge freeze: {message}", file=sys.stderr)
+    return 2
+
+
+def _say_unfrozen(benchmark: dict[str, Any]) -> None:
+    """Name the release cases that have no output to freeze (their task errored): a frozen set
+    without them must not pass for the whole benchmark."""
+    from ..suite.text import shown
+
+    missing = [c["id"] for c in benchmark["cases"] if not c["calibration"] and not c.get("produced")]
+    if missing:
+        ids = ", ".join(shown(i, 40).strip("'") for i in missing[:10])
+        ids += f" and {len(missing) - 10} more" if len(missing) > 10 else ""
+        print(
+            f"llmjudge freeze: {benchmark['code']}: {len(missing)} case(s) not frozen, the run has no "
+            f"output for them (their task errored, or did not run): {ids}",
+            file=sys.stderr,
+        )
 
 
 class FreezeError(Exception):
