@@ -59,7 +59,8 @@ def test_a_link_planted_at_a_temporary_name_is_never_followed(
     status, printed = freeze(suite, capsys, "--out", str(out))
     assert status == 0, printed
     assert victim.read_text() == "keep me\n"
-    assert [json.loads(line)["id"] for line in (out / "T1.jsonl").read_text().splitlines()] == ["c0", "c1", "c2"]
+    frozen = (out / "T1.jsonl").read_text().splitlines()
+    assert [json.loads(line)["id"] for line in frozen] == ["c0", "c1", "c2"]
     assert sorted(p.name for p in out.iterdir()) == [".T1.jsonl.tmp", "T1.jsonl"]  # nothing else left
 
 
@@ -75,7 +76,8 @@ def test_an_out_that_is_a_file_or_a_forced_folder_is_one_line(
     (suite.root / "frozen/T1.jsonl").mkdir(parents=True)
     status, printed = freeze(suite, capsys, "--out", str(suite.root / "frozen"), "--force")
     assert status == 2 and "Traceback" not in printed
-    assert f"llmjudge freeze: cannot write {suite.root / 'frozen/T1.jsonl'}: Is a directory" in printed, printed
+    folder = suite.root / "frozen/T1.jsonl"
+    assert f"llmjudge freeze: cannot write {folder}: Is a directory" in printed, printed
 
 
 def test_cases_whose_task_errored_are_named_not_dropped_silently(
