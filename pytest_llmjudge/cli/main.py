@@ -137,8 +137,10 @@ def build_parser() -> argparse.ArgumentParser:
     from .freeze import add_freeze_parser
 
     add_freeze_parser(commands)
+    from .init import add_init_parser
     from .schema import add_schema_parser
 
+    add_init_parser(commands)
     add_schema_parser(commands)
     return parser
 
