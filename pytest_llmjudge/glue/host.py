@@ -83,6 +83,7 @@ def start_run(config: pytest.Config, settings: RunSettings) -> Host:
     """The run of ``config`` with its four plugins registered."""
     from . import snapshots
     from .gating_plugin import GatingPlugin
+    from .progress_plugin import ProgressPlugin
     from .reporting_plugin import ReportingPlugin
 
     run = Run(config, settings)
@@ -93,6 +94,7 @@ def start_run(config: pytest.Config, settings: RunSettings) -> Host:
         "llmjudge-session": host.judging,
         "llmjudge-gating": GatingPlugin(run, host.close),
         "llmjudge-reporting": ReportingPlugin(run, host.judging),
+        "llmjudge-progress": ProgressPlugin(run),  # progress lines in CI logs
     }
     for name, plugin in plugins.items():
         config.pluginmanager.register(plugin, name)

@@ -14,6 +14,7 @@ from .selection import is_worker, queued_on_worker, selection_is_final
 if TYPE_CHECKING:
     from ..judging.service import JudgingService
     from ..reporting.status_line import StatusLine
+    from .progress_plugin import ProgressPlugin
     from .run import Run
 
 
@@ -189,8 +190,9 @@ def import_report_modules() -> None:
     from . import records  # noqa: F401
 
 
-def status_line(config: pytest.Config) -> StatusLine | None:
-    """A live status line while items wait for verdicts: interactive terminals only."""
+def status_line(config: pytest.Config) -> StatusLine | ProgressPlugin | None:
+    """A live status line while items wait for verdicts: interactive terminals only; elsewhere
+    the progress lines of CI logs (``progress_plugin``)."""
     import os
     import sys
 
@@ -199,7 +201,8 @@ def status_line(config: pytest.Config) -> StatusLine | None:
     stream = sys.stdout
     verbosity = int(config.get_verbosity())
     if not wanted(stream.isatty(), os.environ, verbosity, is_worker(config)):
-        return None
+        progress: ProgressPlugin | None = config.pluginmanager.get_plugin("llmjudge-progress")
+        return progress
     writer = config.get_terminal_writer()
     capture = config.pluginmanager.get_plugin("capturemanager")
     guard = capture.global_and_fixture_disabled if capture is not None else None

@@ -1,7 +1,10 @@
-"""Failure reports of case items: who, where, verdict, reason, rubric excerpt. No pytest here."""
+"""Failure reports of case items: who, where, the output judged and the expected output, verdict,
+reason, rubric excerpt. No pytest here."""
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -61,12 +64,44 @@ def failure_text(
     ]
     if verdict.format:
         extras.append(f"read from {verdict.format} text")
+    lines += judged_texts(case)
     lines += ["   ".join([head, *[e for e in extras if e]]), f"reason: {verdict.reason}", model]
     if outcome.cached:
         lines[-1] += "   (cached verdict)"
     if rubric_excerpt:
         lines += ["rubric:", *[f"  {line}" for line in rubric_excerpt]]
     return "\n".join(lines)
+
+
+EXCERPT_LINES = 8
+EXCERPT_CHARS = 400
+# Control characters other than line breaks and tabs (terminal escapes in a model's output) are
+# shown as their escapes, never sent to the terminal.
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def judged_texts(case: Case) -> list[str]:
+    """The output the judge saw and the expected output, each cut to a short excerpt."""
+    spec = case.spec
+    lines = [] if spec.candidate_output is None else excerpt("output judged", spec.candidate_output)
+    if spec.ground_truth is not None:
+        lines += excerpt("expected output", spec.ground_truth)
+    return lines
+
+
+def excerpt(title: str, value: object) -> list[str]:
+    """``title:`` and the first lines of ``value`` (JSON shown indented), indented; a cut text
+    ends with a note of how much is shown."""
+    text = value if isinstance(value, str) else json.dumps(value, indent=2, ensure_ascii=False, default=str)
+    text = _CONTROL.sub(lambda m: repr(m.group())[1:-1], text.strip("\n"))
+    shown = "\n".join(text.splitlines()[:EXCERPT_LINES])[:EXCERPT_CHARS]
+    lines = [f"{title}:", *[f"  {line}" for line in shown.splitlines()]]
+    if len(shown) < len(text):
+        lines.append(
+            f"  … cut: {len(shown):,} of {len(text):,} characters shown "
+            "(the whole text: the results file and the HTML report)"
+        )
+    return lines
 
 
 @dataclass(frozen=True)

@@ -214,6 +214,7 @@ def case_data(results: dict[str, Any]) -> dict[str, Any]:
                     else [case_request.get(k, "") for k in _CASE_PARTS],
                     "samples": c["samples"],
                     "produced": _produced(c.get("produced")),
+                    "expected": _unfenced(case_request.get("expected") or None),
                     "pairwise": pairwise_case(c),
                 }
             )
@@ -236,9 +237,7 @@ def _produced(produced: dict[str, Any] | None) -> dict[str, Any] | None:
     """The output a case was judged on and where it came from, as the report shows it."""
     if produced is None:
         return None
-    source = produced["source"]
-    if source == "case file":  # the compiled request's output shows it already
-        return {"source": "output from the case file", "output": None}
+    source = "from the case file" if produced["source"] == "case file" else produced["source"]
     output = produced["output"]
     text = output if isinstance(output, str) else json.dumps(output, indent=2, ensure_ascii=False)
     if produced.get("task"):
@@ -246,6 +245,20 @@ def _produced(produced: dict[str, Any] | None) -> dict[str, Any] | None:
     if produced.get("latency") is not None:
         source += f" · {produced['latency']:.2f} s"
     return {"source": source, "output": text}
+
+
+def _unfenced(text: str | None) -> str | None:
+    """A compiled request's fenced expected output (``{"GROUND_TRUTH": …}``, inert JSON) as the
+    author wrote it; any other text as it is."""
+    if text is None:
+        return None
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return text
+    if isinstance(value, dict) and value.keys() == {"GROUND_TRUTH"}:  # compile.request's fence
+        value = value["GROUND_TRUTH"]
+    return value if isinstance(value, str) else json.dumps(value, indent=2, ensure_ascii=False)
 
 
 def report_context(results: dict[str, Any], baseline: dict[str, Any] | None = None) -> dict[str, Any]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -157,6 +158,8 @@ def test_a_case_expands_to_its_exact_compiled_request(open_report: Opener, resul
     texts = detail.locator("pre").all_text_contents()
     request = bench["request"]
     assert texts == [
+        json.dumps(case["produced"]["output"], indent=2),  # what an author reads first
+        case["request"]["expected"],
         case["reason"],
         request["instructions"],
         request["rubric"],

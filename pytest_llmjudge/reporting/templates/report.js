@@ -158,14 +158,14 @@
     const cell = row.appendChild(el("td"));
     cell.colSpan = 8;
     const meta = [c.location, c.nodeid, c.digest ? "request " + c.digest.slice(0, 12) : ""];
-    if (c.produced && c.produced.output === null) meta.push(c.produced.source);
     cell.appendChild(el("p", "note", meta.filter(Boolean).join(" · ")));
-    pre(cell, "Reason", c.reason || "–");
-    if (c.pairwise) {
-      pairPanel(cell, c.pairwise);
-    } else if (c.produced && c.produced.output !== null) {
-      pre(cell, "Output judged (" + c.produced.source + ")", c.produced.output);
+    if (!c.pairwise) {
+      // what an author reads first: the output judged and what was expected, then the reason
+      if (c.produced) pre(cell, "Output judged (" + c.produced.source + ")", c.produced.output);
+      if (c.expected !== null) pre(cell, "Expected output", c.expected);
     }
+    pre(cell, "Reason", c.reason || "–");
+    if (c.pairwise) pairPanel(cell, c.pairwise);
     if (c.samples.length) {
       cell.appendChild(el("h5", "", "Judge samples"));
       cell.appendChild(samplesTable(c.samples));
