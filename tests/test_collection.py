@@ -247,7 +247,7 @@ cases:
 def test_everything_in_the_format_loads_and_runs(suite: Suite) -> None:
     suite.write(
         "evaluators/llm-judge/tour_prompt.md",
-        "SYSTEM: You judge.\r\n\r\nBEHAVIOR: tour\r\n\r\nRUBRIC\r\n"
+        "SYSTEM: You judge.\r\n\r\nBEHAVIOR: tour\r\n\r\nDESCRIPTION: A tour.\r\n\r\nRUBRIC\r\n"
         "Automatic fail if any of the following are true:\r\n- The output changes a finding.\r\n",
     )
     suite.write("benchmarks/a/A-TOUR.yaml", FORMAT_TOUR)

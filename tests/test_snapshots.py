@@ -90,7 +90,7 @@ def test_compiled_rubric_has_no_empty_conditions_and_shows_every_example(suite: 
 def test_benchmark_examples_are_kept_with_a_prompt_file(suite: Suite) -> None:
     suite.write(
         "evaluators/p.md",
-        "BEHAVIOR: greeting\n\nDESCRIPTION:\nSays hello.\n\nRUBRIC\n"
+        "SYSTEM: You are an evaluator.\n\nBEHAVIOR: greeting\n\nDESCRIPTION:\nSays hello.\n\nRUBRIC\n"
         "Automatic fail if any of the following are true:\n- No greeting.\n",
     )
     suite.benchmark("A-OK1", GOOD + "llm_prompt_file: evaluators/p.md\nexamples: ['Output: bye.']\n")

@@ -3,23 +3,10 @@
 from __future__ import annotations
 
 from ..suite.prompt_file import CANONICAL_ORDER, Heading
+from ..suite.prompt_syntax import TITLES as TITLES  # re-exported for the rules
+from ..suite.prompt_syntax import forms as forms
 from .documents import PromptDocument
 
-TITLES = {
-    "system": "SYSTEM",
-    "behavior": "BEHAVIOR",
-    "description": "DESCRIPTION",
-    "scope": "EVALUATION SCOPE",
-    "include": "Include",
-    "ignore": "Ignore",
-    "rubric": "RUBRIC",
-    "automatic_fail": "Automatic fail",
-    "pass_conditions": "Pass conditions",
-    "acceptable_variations": "Acceptable variations",
-    "uncertainty_policy": "Uncertainty policy",
-    "inputs": "INPUTS",
-    "output_instruction": "output instruction",
-}
 REQUIRED = tuple(key for key in CANONICAL_ORDER if key not in {"inputs", "output_instruction"})
 _SEPARATORS = {"", "---", "***", "___"}
 

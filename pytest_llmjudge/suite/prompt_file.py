@@ -54,6 +54,25 @@ _HEADINGS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         ),
     )
 )
+# A Markdown heading (``#`` to ``######``) names its section with or without a colon:
+# ``# SYSTEM``, ``## BEHAVIOR: negation_preserved``, ``### Pass conditions``; so does a label line
+# in capitals (``SYSTEM`` alone on its line, as ``RUBRIC`` and ``INPUTS`` are written).
+_MARKDOWN = re.compile(r"^#{1,6}[ \t]+\S")
+_NAMED: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
+    (key, re.compile(rf"^(?:{names})\s*(?::\s*(?P<rest>.*))?$", re.IGNORECASE))
+    for key, names in (
+        ("system", "system"),
+        ("behavior", "behaviou?r"),
+        ("description", "description|goal"),
+        ("scope", "evaluation scope|scope"),
+        ("include", "include"),
+        ("ignore", "ignore"),
+        ("rubric", "rubric"),
+        ("uncertainty_policy", "uncertainty policy"),
+        ("inputs", "inputs"),
+        ("output_instruction", "output(?: format| schema| instructions?)?"),
+    )
+)
 _BULLET = re.compile(r"^(?P<indent>\s*)(?:[-*•]|(?P<num>\d+)[.)])\s+(?P<text>.*)$")
 _EXAMPLE = re.compile(r"^\s*(?:[-*•]\s+)?(?:e\.g\.|examples?)\s*:\s*(?P<text>.*)$", re.IGNORECASE)
 _RUBRIC_PARTS = frozenset(
@@ -81,6 +100,15 @@ class Heading:
 
 
 @dataclass(frozen=True)
+class Unplaced:
+    """A line of content that no section holds, so the judge would never see it, and why."""
+
+    line: int
+    text: str
+    reason: str
+
+
+@dataclass(frozen=True)
 class PromptSections:
     """A judge prompt broken into canonical sections."""
 
@@ -100,6 +128,7 @@ class PromptSections:
     headings: tuple[Heading, ...] = field(default=(), compare=False)
     prose: tuple[tuple[str, int, str], ...] = field(default=(), compare=False)
     notes: tuple[tuple[str, str], ...] = ()  # (list section, prose written after its list)
+    unplaced: tuple[Unplaced, ...] = field(default=(), compare=False)
 
     def note(self, key: str) -> str:
         return next((text for section, text in self.notes if section == key), "")
@@ -111,11 +140,18 @@ class PromptSections:
 def match_heading(line: str) -> tuple[str, str] | None:
     """``(section key, rest of line)`` if ``line`` opens a canonical section."""
     text = _plain(line)
-    for key, pattern in _HEADINGS:
+    # a Markdown heading, or a name alone in capitals (``SYSTEM``, ``DESCRIPTION``), needs no colon
+    named = _NAMED if is_markdown_heading(line) or text.isupper() else ()
+    for key, pattern in (*named, *_HEADINGS):
         found = pattern.match(text)
         if found:
-            return key, found.group("rest").strip()
+            return key, (found.group("rest") or "").strip()
     return None
+
+
+def is_markdown_heading(line: str) -> bool:
+    """``line`` is a Markdown ATX heading (``# …`` to ``###### …``) at the start of its line."""
+    return bool(_MARKDOWN.match(line))
 
 
 def _plain(line: str) -> str:
@@ -200,33 +236,87 @@ def parse_bullets(lines: list[tuple[int, str]]) -> tuple[Bullet, ...]:
     return tuple(item.close() for item in items)
 
 
-def parse_prompt(text: str, path: str) -> PromptSections:
-    """Split a prompt file into canonical sections (unknown text is kept in ``prose``)."""
-    bodies: dict[str, list[tuple[int, str]]] = {}
-    headings: list[Heading] = []
-    prose: list[tuple[str, int, str]] = []
-    header_text: dict[str, str] = {}
-    current = "preamble"
-    in_rubric = False  # a rubric part has been seen
-    for number, line in enumerate(split_lines(text), start=1):
+# Sections whose own body is not sent: text written directly under them is reported.
+_HOLDERS = {
+    "preamble": "text before the first section",
+    "scope": "text directly under EVALUATION SCOPE, which holds only its Include and Ignore lists",
+    "rubric": (
+        "text directly under RUBRIC, which holds only Automatic fail, Pass conditions, "
+        "Acceptable variations and Uncertainty policy"
+    ),
+    "unknown": "text under a heading that is not a section of a judge prompt",
+}
+# What INPUTS may hold: input names and placeholders (``GROUND_TRUTH:``, ``{ground_truth}``,
+# ``## SOURCE_NARRATIVE``); the plugin sends each case's data in their place.
+_INPUT_LINE = re.compile(
+    r"^(?:#{1,6}\s+|\*\*)?(?:[A-Z][A-Z0-9_ ]*+:?(?:\*\*)?)?\s*(?:\{\{?\s*[\w.]+\s*\}?\})?$"
+)
+_INPUTS_HOLD = "INPUTS holds only input names and {placeholders}; the plugin sends each case's data there"
+_AFTER_INPUTS = "a section after INPUTS: only the output instruction may follow INPUTS, move it above INPUTS"
+_BEHAVIOR_LINE = "BEHAVIOR holds one line, the behavior id; put an explanation under DESCRIPTION"
+
+
+@dataclass
+class _Reader:
+    """Reads a prompt file line by line into section bodies, and notes every line it cannot place."""
+
+    bodies: dict[str, list[tuple[int, str]]] = field(default_factory=dict)
+    headings: list[Heading] = field(default_factory=list)
+    prose: list[tuple[str, int, str]] = field(default_factory=list)
+    header_text: dict[str, str] = field(default_factory=dict)
+    unplaced: list[Unplaced] = field(default_factory=list)
+    current: str = "preamble"
+    in_rubric: bool = False  # a rubric part has been seen
+
+    def read(self, number: int, line: str) -> None:
         found = match_heading(line) if not line.startswith((" ", "\t")) else None
-        if found and found[0] == "output_instruction" and not in_rubric:
+        markdown = is_markdown_heading(line)
+        if found and found[0] == "output_instruction" and not (self.in_rubric or markdown):
             found = None  # "Respond only with JSON" inside SYSTEM is prose, not the trailing block
-        if found and not (current == "inputs" and found[0] != "output_instruction"):
-            key, rest = found
-            in_rubric = in_rubric or key in _RUBRIC_PARTS
-            headings.append(Heading(key, number, line.strip()))
-            current = key
-            header_text[key] = _plain(line)
-            bodies.setdefault(key, [])
-            if rest and key not in {"automatic_fail", "pass_conditions", "acceptable_variations"}:
-                bodies[key].append((number, rest))
-            continue
+        if self.current == "inputs" and found and found[0] != "output_instruction":
+            self.unplaced.append(Unplaced(number, line.strip(), _AFTER_INPUTS))
+            return
+        if found:
+            self.open(number, line, *found)
+            return
         if line.strip() in {"---", "***", "___"} or is_comment_line(line):
-            continue
-        bodies.setdefault(current, []).append((number, line))
-        if current in {"preamble", "scope", "rubric"} and line.strip():
-            prose.append((current, number, line))
+            return
+        if markdown and self.current != "inputs":
+            self.prose.append((self.current, number, line))
+            self.current = "unknown"
+            reason = "a heading that is not a section of a judge prompt"
+            self.unplaced.append(Unplaced(number, line.strip(), reason))
+            return
+        self.bodies.setdefault(self.current, []).append((number, line))
+        if self.current in _HOLDERS and line.strip():
+            if self.current != "unknown":
+                self.prose.append((self.current, number, line))
+            self.unplaced.append(Unplaced(number, line.strip(), _HOLDERS[self.current]))
+        elif self.current == "inputs" and not _INPUT_LINE.match(line.strip()):
+            self.unplaced.append(Unplaced(number, line.strip(), _INPUTS_HOLD))
+
+    def open(self, number: int, line: str, key: str, rest: str) -> None:
+        self.in_rubric = self.in_rubric or key in _RUBRIC_PARTS
+        self.headings.append(Heading(key, number, line.strip()))
+        self.current = key
+        self.header_text[key] = _plain(line)
+        self.bodies.setdefault(key, [])
+        if rest and key not in {"automatic_fail", "pass_conditions", "acceptable_variations"}:
+            self.bodies[key].append((number, rest))
+
+    def behavior_extras(self) -> list[Unplaced]:
+        """Every BEHAVIOR line after its first: only the first (the id) is sent."""
+        lines = [(number, text) for number, text in self.bodies.get("behavior", []) if text.strip()]
+        return [Unplaced(number, text.strip(), _BEHAVIOR_LINE) for number, text in lines[1:]]
+
+
+def parse_prompt(text: str, path: str) -> PromptSections:
+    """Split a prompt file into canonical sections; a line no section holds is kept in ``unplaced``."""
+    reader = _Reader()
+    for number, line in enumerate(split_lines(text), start=1):
+        reader.read(number, line)
+    bodies = reader.bodies
+    unplaced = sorted([*reader.unplaced, *reader.behavior_extras()], key=lambda u: u.line)
 
     def prose_of(key: str) -> str:
         return "\n".join(line for _, line in bodies.get(key, [])).strip()
@@ -245,13 +335,14 @@ def parse_prompt(text: str, path: str) -> PromptSections:
         description=" ".join(prose_of("description").split()),
         include=parse_bullets(bodies.get("include", [])),
         ignore=parse_bullets(bodies.get("ignore", [])),
-        automatic_fail_header=header_text.get("automatic_fail", PromptSections.automatic_fail_header),
+        automatic_fail_header=reader.header_text.get("automatic_fail", PromptSections.automatic_fail_header),
         automatic_fail=parse_bullets(bodies.get("automatic_fail", [])),
         pass_conditions=parse_bullets(bodies.get("pass_conditions", [])),
         acceptable_variations=parse_bullets(bodies.get("acceptable_variations", [])),
         uncertainty_policy=" ".join(prose_of("uncertainty_policy").split()),
         output_instruction=prose_of("output_instruction"),
-        headings=tuple(headings),
-        prose=tuple(prose),
+        headings=tuple(reader.headings),
+        prose=tuple(reader.prose),
         notes=tuple(notes),
+        unplaced=tuple(unplaced),
     )

@@ -14,6 +14,7 @@ from .lj012_empty_section import EmptySection
 from .lj013_multiple_behaviors import MultipleBehaviors
 from .lj014_output_schema import OutputSchema
 from .lj015_unnumbered_pass_conditions import UnnumberedPassConditions
+from .lj016_unplaced_text import UnplacedText
 from .lj020_focus_on import FocusOn
 from .lj021_note_clause import NoteClause
 from .lj030_inclusion_criteria_format import InclusionCriteriaFormat
@@ -35,6 +36,7 @@ ALL_RULES: tuple[Rule, ...] = (
     MultipleBehaviors(),
     OutputSchema(),
     UnnumberedPassConditions(),
+    UnplacedText(),
     FocusOn(),
     NoteClause(),
     InclusionCriteriaFormat(),

@@ -8,7 +8,7 @@ from ...compile.request import DEFAULT_UNCERTAINTY
 from ..diagnostics import Diagnostic, Edit, Fix, Severity
 from ..documents import PromptDocument
 from ..rule import PromptRule
-from ..sections import REQUIRED, TITLES, first_headings, neighbours, placement, section_end
+from ..sections import REQUIRED, TITLES, first_headings, forms, neighbours, placement, section_end
 
 
 class MissingSection(PromptRule):
@@ -17,7 +17,10 @@ class MissingSection(PromptRule):
     Checks that a prompt file has every section of the canonical structure: SYSTEM, BEHAVIOR,
     DESCRIPTION, EVALUATION SCOPE with Include and Ignore, RUBRIC, "Automatic fail",
     "Pass conditions", "Acceptable variations" and "Uncertainty policy". Each missing section
-    is reported where it belongs. INPUTS is optional: the plugin passes the case data itself.
+    is reported where it belongs, with the two forms its heading may take: a label line
+    (`SYSTEM: ...`, `Include:`) or a Markdown heading (`# SYSTEM`, `### Include`). INPUTS is
+    optional: the plugin passes the case data itself. SYSTEM, DESCRIPTION and Pass conditions
+    or Automatic fail are also required by the test run, which stops at collection without them.
 
     ## Why is this bad?
     A judge without explicit scope, fail triggers, variations or an uncertainty policy fills
@@ -62,7 +65,9 @@ class MissingSection(PromptRule):
                 continue
             before, after = neighbours(present, key)
             line = present[after].line if after else len(prompt.lines)
-            message = f"missing section {TITLES[key]}: it belongs {placement(present, key)}"
+            message = (
+                f"missing section {TITLES[key]}, written {forms(key)}: it belongs {placement(present, key)}"
+            )
             yield self.diagnostic(prompt.display, line, 1, message, self._fix(prompt, key, before, after))
 
     def _fix(self, prompt: PromptDocument, key: str, before: str | None, after: str | None) -> Fix | None:

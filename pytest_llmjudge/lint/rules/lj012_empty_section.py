@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from ..diagnostics import Diagnostic, Severity
 from ..documents import PromptDocument
 from ..rule import PromptRule
-from ..sections import TITLES
+from ..sections import TITLES, forms
 
 _LISTS = ("include", "ignore", "automatic_fail", "pass_conditions", "acceptable_variations")
 _TEXTS = ("behavior", "description", "uncertainty_policy")
@@ -65,4 +65,5 @@ class EmptySection(PromptRule):
             key = heading.key
             if key in (*_LISTS, *_TEXTS) and not values[key] and key not in reported:
                 reported.add(key)
-                yield self.diagnostic(prompt.display, heading.line, 1, f"section {TITLES[key]} is empty")
+                message = f"section {TITLES[key]} is empty: write its text under {forms(key)}"
+                yield self.diagnostic(prompt.display, heading.line, 1, message)
