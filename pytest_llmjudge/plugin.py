@@ -153,6 +153,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="print what the run would cost per benchmark (calls, tokens, USD) instead of running its "
         "cases: collects and reads the caches, calls no model, exits 0",
     )
+    group.addoption(
+        "--llmjudge-ci",
+        action="store_true",
+        dest="llmjudge_ci",
+        default=None,
+        help="run as in CI: a benchmark whose prompt snapshot does not exist yet fails instead of "
+        "recording it. Also on when the CI environment variable is set (not empty, false or 0).",
+    )
     parser.addini(
         "llmjudge_paths",
         "folder names whose benchmark YAML files are collected (default: benchmarks)",

@@ -30,6 +30,13 @@ def _not_an_xdist_worker(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.delenv(name, raising=False)
 
 
+@pytest.fixture(autouse=True)
+def _outside_ci(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Runs inside pytester record new snapshots as on a laptop, also when this suite runs in CI
+    (CI=true); a test about CI sets the variable itself."""
+    monkeypatch.delenv("CI", raising=False)
+
+
 # A judge for pytester projects: a case passes unless its candidate output contains "FAIL".
 # Every call is appended to judge_calls.log, so tests can tell whether a judge was needed.
 JUDGE_CONFTEST = """

@@ -310,14 +310,18 @@ def test_repo_example_requests_match_their_committed_snapshots(suite: Suite) -> 
     assert result.ret == 0
 
 
-def test_new_benchmark_fails_until_its_snapshot_is_accepted(suite: Suite) -> None:
+def test_new_benchmark_fails_in_ci_until_its_snapshot_is_accepted(
+    suite: Suite, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CI", "true")
     suite.write("evaluators/llm-judge/greeting_prompt.md", PROMPT)
     suite.benchmark("A-P1", "code: A-P1\nllm_prompt_file: evaluators/llm-judge/greeting_prompt.md\n")
     result = suite.run("benchmarks", syrupy=True)
     result.stdout.fnmatch_lines(
         [
-            "no snapshot of the compiled judge requests of A-P1 in benchmarks/a/__snapshots__/A-P1.ambr yet",
-            "Accept the change with --snapshot-update once the new prompt is what you want.",
+            "no snapshot of the compiled judge requests of A-P1 in benchmarks/a/__snapshots__/A-P1.ambr: "
+            "in CI (CI is set, or --llmjudge-ci) a missing snapshot is not recorded.",
+            "Record it on your machine * and commit benchmarks/a/__snapshots__/A-P1.ambr.",
         ]
     )
     assert_plain(result)

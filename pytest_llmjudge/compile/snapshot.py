@@ -120,3 +120,20 @@ def _key_at(lines: list[str], index: int) -> str | None:
         if found:
             return found.group("key")
     return None
+
+
+def ci_from_env(value: str | None) -> bool:
+    """Whether the ``CI`` variable says the run is in CI: set to anything but empty, ``false`` or
+    ``0`` (GitHub Actions, GitLab CI and most CI systems set ``CI=true``)."""
+    text = (value or "").strip().lower()
+    return bool(text) and text not in {"false", "0"}
+
+
+def missing_in_ci(code: str, where: str) -> list[str]:
+    """Why a benchmark without a snapshot fails in CI, and what to do about it."""
+    return [
+        f"no snapshot of the compiled judge requests of {code} in {where}: in CI (CI is set, or "
+        "--llmjudge-ci) a missing snapshot is not recorded.",
+        "Record it on your machine (a run outside CI records it, or use --snapshot-update) "
+        f"and commit {where}.",
+    ]

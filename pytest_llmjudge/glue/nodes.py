@@ -16,7 +16,7 @@ import pytest
 from ..compile.pairwise import PairwiseRequest
 from ..compile.request import CompiledRequest, compile_case, compile_rubric
 from ..compile.sections import sections_for
-from ..compile.snapshot import judge_told, snapshot_diff
+from ..compile.snapshot import judge_told, missing_in_ci, snapshot_diff
 from ..judging.verdict import Outcome
 from ..reporting.failures import CaseFailed, JudgeErrored, failure_report, failure_text
 from ..suite import files as spec
@@ -177,13 +177,16 @@ class PromptItem(pytest.Function):
         from syrupy.exceptions import SnapshotDoesNotExist, TaintedSnapshotError
 
         snapshot = self._request.getfixturevalue("snapshot")
-        if snapshot == texts:
-            return
+        snapshots.record_new(snapshot, self.config)
         extension, location = snapshot.extension, snapshot.test_location
         where = display_path(
             Path(extension.get_location(test_location=location, index=0)), self.config.rootpath
         )
         code = self.benchmark.code
+        if snapshot == texts:
+            if snapshots.was_recorded(snapshot):
+                self.user_properties.append((snapshots.RECORDED, f"{code} in {where}"))
+            return
         try:
             accepted = extension.read_snapshot(
                 test_location=location, index=0, session_id=str(id(snapshot.session))
@@ -191,6 +194,8 @@ class PromptItem(pytest.Function):
             lines = [f"compiled judge requests of {code} differ from the snapshot in {where}:"]
             lines += snapshot_diff(str(accepted), extension.serialize(texts))
         except SnapshotDoesNotExist:
+            if snapshots.in_ci(self.config):
+                raise SnapshotMismatch("\n".join(missing_in_ci(code, where))) from None
             lines = [f"no snapshot of the compiled judge requests of {code} in {where} yet"]
         except TaintedSnapshotError:
             lines = [f"the snapshot of {code} in {where} was written by another syrupy version"]
