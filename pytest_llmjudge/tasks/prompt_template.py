@@ -25,6 +25,7 @@ from ..suite.files import read_yaml
 from ..suite.hashing import digest
 from ..suite.validation import validation_error
 from ..suite.yamlsrc import Sourced, dotted
+from . import sandbox
 from .few_shot import Example
 from .fields import case_fields
 
@@ -121,19 +122,9 @@ class TemplateFieldError(TemplateRenderError):
         super().__init__(f"template variable '{variable}' is not a field of {owner} (it has: {has})")
 
 
-_ENVIRONMENT = jinja2.Environment(
-    undefined=jinja2.StrictUndefined, autoescape=False, keep_trailing_newline=True
-)
-
-
-@functools.lru_cache(maxsize=256)
-def _compiled(source: str) -> jinja2.Template:
-    return _ENVIRONMENT.from_string(source)
-
-
 @functools.lru_cache(maxsize=256)
 def _variables(source: str) -> frozenset[str]:
-    return frozenset(meta.find_undeclared_variables(_ENVIRONMENT.parse(source)))
+    return frozenset(meta.find_undeclared_variables(sandbox.environment().parse(source)))
 
 
 # -- loading ---------------------------------------------------------------------------------------
@@ -210,16 +201,30 @@ def _no_template(data: dict[str, Any], doc: Sourced) -> SpecError:
 
 
 def _check_syntax(template: str, doc: Sourced, key: tuple[str | int, ...]) -> None:
+    """A template that does not parse, or that names a private attribute, is refused at its line."""
     try:
         _variables(template)
+        unsafe = sandbox.unsafe_names(template)
     except jinja2.TemplateSyntaxError as exc:
-        at = f" (template line {exc.lineno})" if exc.lineno > 1 else ""
         raise SpecError(
             doc.where(key),
             dotted(key),
-            f"invalid template: {exc.message}{at}",
+            f"invalid template: {exc.message}{_template_line(exc.lineno)}",
             "check the {{ }} and {% %} tags",
         ) from None
+    if unsafe:
+        name, line = unsafe[0]
+        raise SpecError(
+            doc.where(key),
+            dotted(key),
+            f"the template reads the private attribute '{name}'{_template_line(line)}, "
+            "which a sandboxed template may not",
+            "use only the case's fields and their values; templates cannot reach Python internals",
+        )
+
+
+def _template_line(line: int | None) -> str:
+    return f" (template line {line})" if line and line > 1 else ""
 
 
 # -- rendering -------------------------------------------------------------------------------------
@@ -265,11 +270,13 @@ def _render(
         if name not in context:
             raise TemplateFieldError(name, available, example)
     try:
-        content = _compiled(message.template).render(context)
-    except jinja2.TemplateError as exc:  # a missing key or attribute below a field, a filter's error
+        content = sandbox.render(sandbox.compile_template(message.template), context)
+    except jinja2.TemplateError as exc:  # a missing key below a field, an unsafe attribute, a limit
         raise _render_error(message, example, exc.message or type(exc).__name__) from None
     except (TypeError, ValueError, LookupError, ArithmeticError) as exc:  # ``{{ text + 1 }}``
         raise _render_error(message, example, f"{type(exc).__name__}: {exc}") from None
+    except RecursionError:  # a macro that calls itself without end
+        raise _render_error(message, example, "a macro or loop recursed too deeply") from None
     return RenderedMessage(message.role, content)
 
 
