@@ -10,6 +10,7 @@ import pytest
 
 from . import hookspecs
 from .glue.host import start_run
+from .glue.outputs import check_output_paths
 from .glue.run_results import read_baseline, started
 from .glue.stash import STATE
 from .suite.detect import is_benchmark_file
@@ -180,6 +181,7 @@ def pytest_configure(config: pytest.Config) -> None:
     except ValueError as exc:
         raise pytest.UsageError(str(exc)) from None
     if not hasattr(config, "workerinput"):
+        check_output_paths(config, settings)  # a device, a FIFO, or a file where a folder must be
         read_baseline(config, settings)  # an unreadable baseline stops the run before any judging
     started(config)
     state = start_run(config, settings)

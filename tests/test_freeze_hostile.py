@@ -92,3 +92,25 @@ def test_cases_whose_task_errored_are_named_not_dropped_silently(
     ) in printed
     frozen = (suite.root / "frozen/T1.jsonl").read_text().splitlines()
     assert [json.loads(line)["id"] for line in frozen] == ["c0", "c1", "c2"]
+
+
+def test_a_run_reads_back_the_deepest_output_its_suite_may_hold(
+    suite: Suite, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A case file may nest its values up to the YAML and JSON limit; the results file of its run
+    then holds them a few levels deeper, and every command reads it."""
+    deep: object = "hello"
+    for _ in range(95):
+        deep = {"k": deep}
+    suite.benchmark(
+        "D1",
+        "code: D1\nconcept: The output says hello.\nthreshold: 1.0\n"
+        "inclusion_criteria: Apply when there is output. Flag if it does not say hello.\n"
+        "cases_file: data/cases.jsonl\n",
+    )
+    suite.write("data/cases.jsonl", json.dumps({"id": "c1", "candidate_output": deep}) + "\n")
+    suite.run("benchmarks", "--llmjudge-results=r.json").assert_outcomes(passed=2)
+    assert main(["show", str(suite.root / "r.json")]) == 0
+    status, printed = freeze(suite, capsys, "--out", str(suite.root / "frozen"))
+    assert status == 0, printed
+    assert json.loads((suite.root / "frozen/D1.jsonl").read_text())["candidate_output"] == deep

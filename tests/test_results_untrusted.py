@@ -51,7 +51,7 @@ def _wide_digit(results: Results) -> None:
 
 HOSTILE = {
     "deep": (_deep(100_000), "nested too deeply"),
-    "deep under the parser's limit": (_deep(200), "nested deeper than 64 levels"),
+    "deep under the parser's limit": (_deep(200), "nested deeper than 116 levels"),
     "long integer": (
         json.dumps(make_results(20)).replace('"exit_status": 1', '"exit_status": ' + "9" * 5000),
         "4300 digits",

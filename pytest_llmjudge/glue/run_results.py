@@ -69,7 +69,7 @@ def write_run_results(run: Run) -> None:
     from ..judging.redact import redact_command
     from ..reporting.results_file import default_results_path
     from ..reporting.results_writer import RunInfo, build_results, suite_digest, write_results
-    from .outputs import output_guard, output_path
+    from .outputs import benchmark_sources, output_guard, output_path
 
     config, settings, verdict = run.config, run.settings, run.verdict
     assert verdict is not None
@@ -109,8 +109,9 @@ def write_run_results(run: Run) -> None:
         path = output_path(config, "results", settings.results)
     else:
         path = default_results_path(config.rootpath, info.started, suite_digest(run.records))
+    sources = benchmark_sources(run)
     try:
-        write_results(data, path, bool(settings.results), output_guard(config, settings, path))
+        write_results(data, path, bool(settings.results), output_guard(config, settings, path, sources))
         results.path = path
     except OSError as error:
         results.errors.append(f"--llmjudge-results: cannot write {path}: {error}")
@@ -119,7 +120,7 @@ def write_run_results(run: Run) -> None:
 
         html = output_path(config, "html", settings.html)
         try:
-            write_report(data, html, results.baseline, output_guard(config, settings, html))
+            write_report(data, html, results.baseline, output_guard(config, settings, html, sources))
             results.html = html
         except OSError as error:
             results.errors.append(f"--llmjudge-html: cannot write {html}: {error}")

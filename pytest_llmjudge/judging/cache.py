@@ -24,7 +24,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..suite.cache_damage import count, warn_damaged
 from ..suite.hashing import digest
+from ..suite.nesting import json_too_deep
+from ..suite.safe_write import make_folder
 from .cache_schema import CACHE_FORMAT as CACHE_FORMAT
 from .cache_schema import CacheError as CacheError
 from .cache_schema import connect_read_only, has_column, has_request_keys, prepare
@@ -62,12 +65,26 @@ class CachedVerdict:
     output_tokens: int = 0
 
 
-def _answer(data: Any) -> Verdict | PairwiseVerdict:
-    """A stored verdict of either shape (each refuses the other's JSON); ``TypeError`` if neither."""
+def _answer(text: object) -> Verdict | PairwiseVerdict:
+    """A stored verdict of either shape (each refuses the other's JSON); ``TypeError`` or
+    ``ValueError`` if neither."""
+    if not isinstance(text, str):
+        raise TypeError("the verdict is not JSON text")
+    if json_too_deep(text) is not None:
+        raise ValueError("the verdict is nested too deeply")
+    data = json.loads(text)
     try:
         return Verdict.from_json(data)
     except TypeError:
         return PairwiseVerdict.from_json(data)
+
+
+def _cached(data: object, model: object, tokens_in: object, tokens_out: object) -> CachedVerdict:
+    """A stored row as a verdict; ``TypeError`` or ``ValueError`` naming what is damaged."""
+    if not isinstance(model, str):
+        raise TypeError(f"model is {model!r}, not a name")
+    answer = _answer(data)
+    return CachedVerdict(answer, model, count(tokens_in, "input_tokens"), count(tokens_out, "output_tokens"))
 
 
 @dataclass(frozen=True)
@@ -110,12 +127,16 @@ class VerdictCache:
         self._pending_since = 0.0
         self._timer: threading.Timer | None = None
         if create and not read_only:
-            path.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                make_folder(path.parent)
+            except OSError as exc:  # a file named like its folder (``.llmjudge``)
+                raise CacheError(f"{path}: cannot make its folder: {exc}") from None
         elif not path.is_file():
             raise CacheError(f"{path}: no verdict cache here")
         self._lock = threading.Lock()
         self._touched: set[str] = set()
         self._closed = False
+        self._warned = False
         self.write_errors: list[str] = []
         try:
             if read_only:
@@ -133,13 +154,20 @@ class VerdictCache:
     def _unusable(self, exc: BaseException) -> CacheError:
         return CacheError(f"{self.path}: not a usable verdict cache ({exc})")
 
+    def _damaged(self, key: str, exc: Exception) -> None:
+        """An entry this version cannot read is a miss (the next write replaces it), said once."""
+        if not self._warned:
+            self._warned = True
+            what = f"damaged verdict cache entry {key[:12]} ({exc}): read as a miss, judged again"
+            warn_damaged(self.path, what + "; further damaged entries are not reported")
+
     def get(self, key: str) -> CachedVerdict | None:
         """The verdict stored under ``key``; a hit is remembered as used (written on ``close``)."""
         return self.get_many([key]).get(key)
 
     def get_many(self, keys: Sequence[str]) -> dict[str, CachedVerdict]:
         """The verdicts stored under any of ``keys``, in a few queries; hits are remembered as used."""
-        rows: list[tuple[str, str, str, int, int]] = []
+        rows: list[tuple[Any, ...]] = []  # as stored: checked by ``_cached``
         with self._lock:
             for start in range(0, len(keys), _KEYS_PER_QUERY):
                 chunk = keys[start : start + _KEYS_PER_QUERY]
@@ -155,9 +183,9 @@ class VerdictCache:
         found: dict[str, CachedVerdict] = {}
         for key, data, model, tokens_in, tokens_out in rows:
             try:
-                found[key] = CachedVerdict(_answer(json.loads(data)), model, tokens_in, tokens_out)
-            except (ValueError, KeyError, TypeError):
-                continue  # an entry this version cannot read is a miss, and the next write replaces it
+                found[key] = _cached(data, model, tokens_in, tokens_out)
+            except (ValueError, KeyError, TypeError, RecursionError) as exc:
+                self._damaged(key, exc)
         with self._lock:
             self._touched.update(found)
         return found
@@ -165,7 +193,7 @@ class VerdictCache:
     def get_unnamed(self, request_keys: Sequence[str]) -> dict[str, list[CachedVerdict]]:
         """Every verdict stored under any of ``request_keys`` (requests looked up without a model
         name), one per judge that answered, in judge order; hits are remembered as used."""
-        rows: list[tuple[str, str, str, str]] = []
+        rows: list[tuple[Any, ...]] = []
         with self._lock:
             for start in range(0, len(request_keys) if self._request_keys else 0, _KEYS_PER_QUERY):
                 chunk = request_keys[start : start + _KEYS_PER_QUERY]
@@ -182,10 +210,11 @@ class VerdictCache:
         used = set()
         for request_key, key, data, model in rows:
             try:
-                verdict = _answer(json.loads(data))
-            except (ValueError, KeyError, TypeError):
+                cached = _cached(data, model, 0, 0)
+            except (ValueError, KeyError, TypeError, RecursionError) as exc:
+                self._damaged(key, exc)
                 continue
-            found.setdefault(request_key, []).append(CachedVerdict(verdict, model))
+            found.setdefault(request_key, []).append(cached)
             used.add(key)
         with self._lock:
             self._touched.update(used)
@@ -342,14 +371,18 @@ def token_history(cache: VerdictCache, model: str) -> list[tuple[int, int]]:
         return []
     query = (
         "SELECT request_chars, input_tokens FROM verdicts "
-        "WHERE model = ? AND request_chars > 0 AND input_tokens > 0"
+        "WHERE model = ? AND request_chars > 0 AND input_tokens > 0 "
+        "AND typeof(request_chars) = 'integer' AND typeof(input_tokens) = 'integer'"  # not damaged
     )
     return [(int(chars), int(tokens)) for chars, tokens in cache.rows(query, (model,))]
 
 
 def output_history(cache: VerdictCache, benchmark: str, model: str) -> list[int]:
     """The output tokens of each stored call of ``model`` on ``benchmark``'s cases."""
-    query = "SELECT output_tokens FROM verdicts WHERE benchmark = ? AND model = ? AND output_tokens > 0"
+    query = (
+        "SELECT output_tokens FROM verdicts WHERE benchmark = ? AND model = ? AND output_tokens > 0 "
+        "AND typeof(output_tokens) = 'integer'"
+    )
     return [int(tokens) for (tokens,) in cache.rows(query, (benchmark, model))]
 
 

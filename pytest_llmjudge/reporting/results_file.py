@@ -17,6 +17,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..suite import nesting
+
 if TYPE_CHECKING:
     from jsonschema.exceptions import ValidationError
     from jsonschema.protocols import Validator
@@ -24,8 +26,11 @@ if TYPE_CHECKING:
 FORMAT = 2  # 2: each case says where its output came from (``produced``); format 1 is upgraded
 SCHEMA_PATH = Path(__file__).with_name("results.schema.json")
 RUNS_FOLDER = Path(".llmjudge") / "runs"
-# Nesting of a real file is under 10 levels; judge settings (free-form) may add a few.
-MAX_DEPTH = 64
+# A results file holds values of the suite's files (a case's output, a judge's settings), each as
+# deep as a suite file may nest (``nesting.MAX_DEPTH``), under at most this many levels of its own
+# (``$.benchmarks[].cases[].produced.output`` is 6): whatever a run may write, it reads back.
+RESULTS_WRAPPING = 16
+MAX_DEPTH = nesting.MAX_DEPTH + RESULTS_WRAPPING
 
 
 class ResultsFileError(Exception):

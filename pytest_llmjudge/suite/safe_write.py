@@ -1,5 +1,7 @@
 """Writing an output file: whole or not at all, under a lock where runs merge into one file, and
-never over a file it must not replace (a Python file, a benchmark, the input it was made from).
+never over a file it must not replace (a Python file, a benchmark, the input it was made from) or
+over anything that is not a regular file (a device, a FIFO, a link to one: renaming over it would
+replace it).
 
 Every output of the plugin (results file, HTML report, review file, stored calibration) is
 written through ``write_text``: a unique temporary file beside the target, renamed over it, so a
@@ -12,6 +14,7 @@ import contextlib
 import errno
 import os
 import secrets
+import stat
 import sys
 import time
 from collections.abc import Iterator, Mapping
@@ -19,6 +22,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 LOCK_TIMEOUT_S = 60.0
+_KINDS = (
+    (stat.S_ISFIFO, "a named pipe (FIFO)"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
 
 
 class RefusedTarget(OSError):
@@ -73,11 +82,26 @@ def write_text(path: Path, text: str, *, replace: bool = True, guard: Guard | No
             os.unlink(temporary)  # gone already after a replace
 
 
+def special_kind(path: Path) -> str | None:
+    """What is at ``path`` (links followed) when it is neither a regular file nor a folder, e.g.
+    "a character device"; None when it is one of those, or nothing is there."""
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):  # nothing there, a file in the way, a NUL in the name
+        return None
+    if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
+        return None
+    return next((name for test, name in _KINDS if test(mode)), "a special file")
+
+
 def check(path: Path, guard: Guard | None) -> None:
     """Raise before anything is written when ``path`` cannot or must not be written: a folder is
-    there, or the ``guard`` refuses it (``RefusedTarget``)."""
+    there, something other than a regular file is (``RefusedTarget``), or the ``guard`` refuses it."""
     if path.is_dir():
         raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR))
+    kind = special_kind(path)
+    if kind is not None:
+        raise RefusedTarget(f"it is {kind}, not a regular file")
     reason = guard.refusal(path) if guard is not None else None
     if reason is not None:
         raise RefusedTarget(reason)
@@ -88,8 +112,17 @@ def make_folder(folder: Path) -> None:
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except (FileExistsError, NotADirectoryError):
-        blocking = next((p for p in (folder, *folder.parents) if p.exists() and not p.is_dir()), folder)
+        blocking = blocking_file(folder) or folder
         raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), str(blocking)) from None
+
+
+def blocking_file(folder: Path) -> Path | None:
+    """The file that stops ``folder`` being made: ``folder`` or its nearest existing parent, when
+    that is not a folder; None when the folder is there or can be made."""
+    for path in (folder, *folder.parents):
+        if path.exists():
+            return None if path.is_dir() else path
+    return None
 
 
 def _link_new(temporary: Path, path: Path) -> None:

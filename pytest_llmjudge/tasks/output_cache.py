@@ -14,9 +14,23 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..suite.cache_damage import count, seconds, warn_damaged
 from ..suite.hashing import digest
+from ..suite.nesting import json_too_deep
+from ..suite.safe_write import make_folder
 
 OUTPUT_MODES = ("on", "off", "replay")
+_COLUMNS = (
+    "key",
+    "task",
+    "benchmark",
+    "case_id",
+    "output",
+    "input_tokens",
+    "output_tokens",
+    "latency",
+    "created",
+)
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS outputs (
@@ -50,54 +64,95 @@ class StoredOutput:
     latency: float
 
 
+def _stored(row: tuple[Any, ...]) -> StoredOutput:
+    """A stored row as an output, as a task returns one (a string or a mapping); ``TypeError`` or
+    ``ValueError`` naming what is damaged."""
+    text, tokens_in, tokens_out, latency = row
+    if not isinstance(text, str):
+        raise TypeError("the output is not JSON text")
+    if json_too_deep(text) is not None:
+        raise ValueError("the output is nested too deeply")
+    output = json.loads(text)
+    if not isinstance(output, (str, dict)):
+        raise TypeError(f"the output is {type(output).__name__}, not a string or a mapping")
+    return StoredOutput(
+        output,
+        count(tokens_in, "input_tokens"),
+        count(tokens_out, "output_tokens"),
+        seconds(latency, "latency"),
+    )
+
+
 class OutputCache:
     """One connection, usable from any thread (calls are serialised); ``read_only`` for replay."""
 
     def __init__(self, path: Path, *, read_only: bool = False, busy_timeout: float = 30.0) -> None:
         self.path = path
         self._lock = threading.Lock()
+        self._warned = False
         self.write_errors: list[str] = []
         try:
             if read_only:
                 uri = f"{path.resolve().as_uri()}?mode=ro"
                 self._db = sqlite3.connect(uri, uri=True, timeout=busy_timeout, check_same_thread=False)
-                self._readable = self._has_table()
             else:
-                path.parent.mkdir(parents=True, exist_ok=True)
+                make_folder(path.parent)
                 self._db = sqlite3.connect(
                     path, timeout=busy_timeout, isolation_level=None, check_same_thread=False
                 )
                 self._db.execute(_SCHEMA)
-                self._readable = True
+            columns = tuple(row[1] for row in self._db.execute("PRAGMA table_info(outputs)").fetchall())
         except (sqlite3.Error, OSError) as exc:
             raise OutputCacheError(f"{path}: cannot keep produced outputs here ({exc})") from None
+        # no table (a replay of a verdict-only file): every output a miss; another table: said once
+        self._readable = self._writable = columns == _COLUMNS
+        if columns and not self._readable:
+            self._damaged(
+                f"its outputs table has the columns {', '.join(columns)}, not {', '.join(_COLUMNS)}: "
+                "no produced output is read from it or kept in it (delete the table or the file)"
+            )
 
-    def _has_table(self) -> bool:
-        row = self._db.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name='outputs'").fetchone()
-        return row is not None
+    def _damaged(self, what: str) -> None:
+        """Damage met: every damaged entry is a miss, and the first is said in one warning line."""
+        if not self._warned:
+            self._warned = True
+            warn_damaged(self.path, what)
 
     def get(self, key: str) -> StoredOutput | None:
+        """The output stored under ``key``; None for a miss, or an entry that cannot be read back."""
         if not self._readable:
             return None
-        with self._lock:
-            row = self._db.execute(
-                "SELECT output, input_tokens, output_tokens, latency FROM outputs WHERE key = ?", (key,)
-            ).fetchone()
-        if row is None:
+        query = "SELECT output, input_tokens, output_tokens, latency FROM outputs WHERE key = ?"
+        try:
+            with self._lock:
+                row = self._db.execute(query, (key,)).fetchone()
+            return None if row is None else _stored(row)
+        except (sqlite3.DatabaseError, ValueError, TypeError, RecursionError) as exc:
+            self._damaged(
+                f"damaged produced-output entry {key[:12]} ({exc}): read as a miss, its task runs "
+                "again; further damaged entries are not reported"
+            )
             return None
-        return StoredOutput(json.loads(row[0]), row[1], row[2], row[3])
 
     def output_history(self, benchmark: str, task: str) -> list[int]:
         """The output tokens of each stored answer of ``task`` on ``benchmark``'s cases."""
         if not self._readable:
             return []
-        query = "SELECT output_tokens FROM outputs WHERE benchmark = ? AND task = ? AND output_tokens > 0"
-        with self._lock:
-            rows = self._db.execute(query, (benchmark, task)).fetchall()
+        query = (
+            "SELECT output_tokens FROM outputs WHERE benchmark = ? AND task = ? AND output_tokens > 0 "
+            "AND typeof(output_tokens) = 'integer'"  # a damaged count is no history
+        )
+        try:
+            with self._lock:
+                rows = self._db.execute(query, (benchmark, task)).fetchall()
+        except sqlite3.DatabaseError:
+            return []
         return [int(tokens) for (tokens,) in rows]
 
     def put(self, key: str, task: str, benchmark: str, case_id: str, stored: StoredOutput) -> None:
         """Keep an output; a failed write is reported at the end of the run, never raised."""
+        if not self._writable:
+            return  # another program's table: said when the cache was opened
         row = (
             key,
             task,
