@@ -25,6 +25,13 @@ sleeps L seconds (``asyncio.sleep``) and passes the case, then measures:
 
     python bench/throughput.py [--cases 1000] [--latency 0.25] [--concurrency 32]
 
+With ``--http`` it measures instead the plugin against a loopback OpenAI-compatible judge
+answering in L seconds (``bench/http_judge.py``), beside a plain ``AsyncOpenAI`` loop and a bare
+httpx loop sending the same requests C at a time (``bench/http_bench.py``), each whole process,
+``--cold-runs`` times, with the server keeping connections alive and then closing each:
+
+    python bench/throughput.py --http [-n 1000] [--latency 0.25] [--concurrency 32] [--no-keep-alive]
+
 With ``--scale`` it measures instead how a run grows with its size: N = 2,500, 5,000, 10,000 and
 20,000 instant cases (L = 0), 10 % of them failing, each with an empty cache and then all
 cached, printing each row's wall time, judging phase and growth ratio per doubling (target
@@ -408,10 +415,30 @@ def doubling(concurrency: int, sync_cases: int, repeats: int, repeat_cases: int 
     print("target: x <= 2.20 per doubling (2.00 is linear)")
 
 
+def http_rows(args: argparse.Namespace) -> None:
+    """``--http``: the rows of ``http_bench``, for keep-alive on, off, or both."""
+    import shlex
+
+    from http_bench import Settings, measure
+
+    settings = Settings(
+        args.cases,
+        args.latency,
+        args.concurrency,
+        args.cold_runs,
+        args.per_file,
+        tuple(shlex.split(args.http_args)),
+    )
+    for number, keep_alive in enumerate((True, False) if args.keep_alive is None else (args.keep_alive,)):
+        if number:
+            print()
+        measure(settings, keep_alive, write_project)
+
+
 def main() -> None:
     raw = argparse.RawDescriptionHelpFormatter
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=raw)
-    parser.add_argument("--cases", type=int, default=1000, help="N, cases to judge (default 1000)")
+    parser.add_argument("-n", "--cases", type=int, default=1000, help="N, cases to judge (default 1000)")
     parser.add_argument("--latency", type=float, default=0.25, help="L, seconds per call (default 0.25)")
     parser.add_argument("--concurrency", type=int, default=32, help="C, judge calls in flight (default 32)")
     parser.add_argument("--per-file", type=int, default=50, help="cases per benchmark file (default 50)")
@@ -435,7 +462,24 @@ def main() -> None:
     parser.add_argument(
         "--scale-repeats", type=int, default=5000, help="--scale: N repeats of the repeats row (default 5000)"
     )
+    parser.add_argument(
+        "--http",
+        action="store_true",
+        help="the HTTP row instead: a loopback OpenAI-compatible judge, the SDK loop and the plugin",
+    )
+    parser.add_argument(
+        "--keep-alive",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="--http: the server keeps connections open, or closes each (default: both, one after the other)",
+    )
+    parser.add_argument(
+        "--http-args", default="", help="--http: more options for the plugin's pytest run (e.g. '-s')"
+    )
     args = parser.parse_args()
+    if args.http:
+        http_rows(args)
+        return
     if args.scale:
         if args.scale_rows in ("all", "cases"):
             scale(args.concurrency, args.scale_max)
