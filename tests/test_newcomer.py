@@ -12,7 +12,6 @@ from pytest_llmjudge.cli.main import main
 from tests.conftest import GOOD, Suite
 
 
-
 def _printed(output: str, label: str) -> Path:
     found = re.search(rf"^{label}: (.+)$", output, re.M)
     assert found, output

@@ -99,7 +99,7 @@ def test_runs_show_and_report_commands(suite: Suite, capsys: pytest.CaptureFixtu
     path = str(runs(suite)[0])
     assert main(["show", path]) == 0
     shown = capsys.readouterr().out
-    assert "A-OK1" in shown and "95% interval" in shown and "lower_bound" in shown
+    assert "A-OK1" in shown and "95% interval" in shown and "gate on the lower bound" in shown
     out = suite.root / "page.html"
     assert main(["report", path, "--baseline", str(runs(suite)[1]), "-o", str(out)]) == 0
     assert "A-OK1" in out.read_text()

@@ -91,6 +91,8 @@ def _interval(value: list[float] | None) -> str:
 
 def report(data: dict[str, Any]) -> tuple[list[str], bool]:
     """The agreement table, the disagreements and the verdict per benchmark, from a results file."""
+    from ..reporting.summary import shorten
+
     header = ("benchmark", "labels", "TPR [CI]", "TNR [CI]", "bal. acc.", "kappa", "trusted")
     rows, verdicts, disagreements = [header], [], []
     all_trusted = True
@@ -126,7 +128,7 @@ def report(data: dict[str, Any]) -> tuple[list[str], bool]:
                 where = case["location"]
                 disagreements.append(
                     f"  {benchmark['code']}::{case['id']} at {where}: human {label}, "
-                    f"judge {judge}: {case['reason']}"
+                    f"judge {judge}: {shorten(case['reason'])}"  # whole in the results file
                 )
     if len(rows) == 1:
         return ["no labelled case was judged (add 'label: pass|fail' to cases, or a calibration_file)"], False

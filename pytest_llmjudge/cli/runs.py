@@ -78,6 +78,7 @@ def _runs(args: argparse.Namespace) -> int:
 def summary_lines(data: dict[str, Any]) -> list[str]:
     """A results file's summary: the run, every gate with its interval, flaky cases, comparison."""
     from ..reporting.run_summary import comparison_table, interval_line
+    from ..reporting.summary import exit_lines, results_gate_lines
 
     totals = data["totals"]
     lines = [
@@ -88,15 +89,8 @@ def summary_lines(data: dict[str, Any]) -> list[str]:
         f"{totals['errors']} error(s), {totals['skipped']} skipped, {totals['flaky']} flaky; "
         f"{totals['calls']} model call(s), {totals['cache_hits']} cache hit(s)",
         "",
-        f"{'benchmark':<16} {'cases':>5} {'pass rate':>9} {'threshold':>9} {'rule':<11} gate",
+        *results_gate_lines(data),  # the terminal's tables: benchmarks and rubrics
     ]
-    for b in data["benchmarks"]:
-        gate = b["gate"]
-        rate = "-" if gate["pass_rate"] is None else f"{gate['pass_rate']:.1%}"
-        threshold = "-" if b["threshold"] is None else f"{b['threshold']:g}"
-        detail = f"  {gate['detail']}" if gate["detail"] else ""
-        row = f"{b['code']:<16} {gate['cases']:>5} {rate:>9} {threshold:>9} {b['gate_rule']:<11}"
-        lines.append(f"{row} {gate['status']}{detail}")
     lines += ["", "pass rates with 95% intervals:"]
     for b in data["benchmarks"]:
         gate = b["gate"]
@@ -128,7 +122,7 @@ def summary_lines(data: dict[str, Any]) -> list[str]:
         settings = data["settings"]
         figures = figures_of_results(data, margin=settings["margin"], alpha=settings["alpha"])
         lines += ["", *pairwise_table(figures)]
-    return lines
+    return [*lines, "", *exit_lines(data["exit_status"], data["exit_reasons"])]
 
 
 def _results_path(given: str | None) -> str | None:

@@ -35,6 +35,7 @@ def write_summary(run: Run, judging: JudgingPlugin, terminalreporter: Any) -> No
         return  # a session without benchmarks imports none of this
     from ..gating.calibration_run import calibration_summary
     from ..gating.costs import benchmark_costs
+    from ..reporting.failures import score_conflicts
     from ..reporting.summary import GateSummary, Stats, exit_lines, shorten
     from .run_results import summary_lines
 
@@ -56,6 +57,8 @@ def write_summary(run: Run, judging: JudgingPlugin, terminalreporter: Any) -> No
     stats = Stats.from_records(run.records, judging.cache_write_errors())
     write(stats.line())
     for line in stats.cost_notes():  # once per model without a price
+        write(line, yellow=True)
+    for line in score_conflicts(run.records):
         write(line, yellow=True)
     for line in judging.local_lines():
         write(line)

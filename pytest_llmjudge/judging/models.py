@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import urllib.parse
 from functools import partial
 from pathlib import Path
@@ -124,7 +125,25 @@ def build_model(
     try:
         return models.infer_model(value, provider_factory=partial(_capped_provider, limit=max_response_bytes))
     except Exception as exc:  # pydantic-ai raises UserError and provider-specific errors here
-        raise ModelConfigError(redact(f"cannot use judge model {value!r}: {exc}")) from None
+        raise ModelConfigError(redact(f"cannot use judge model {value!r}: {_why(exc)}")) from None
+
+
+_MISSING_KEY = re.compile(r"Set the `([A-Z][A-Z0-9_]*)` environment variable")
+
+
+def _why(exc: Exception) -> str:
+    """Why pydantic-ai could not build a model, in this plugin's words: a missing API key (or
+    server URL) names the variable to set and the ways to run without it, not pydantic-ai's
+    ``Agent('test')``, which a benchmark run cannot use."""
+    text = str(exc)
+    found = _MISSING_KEY.search(text)
+    if found is None:
+        return text.split(" To try Pydantic AI without an API key")[0]
+    return (
+        f"{found.group(1)} is not set: set it in the environment, or judge offline with "
+        "--llmjudge-model local (the bundled model), or rerun cached verdicts without calling any "
+        "model with --llmjudge-cache=replay"
+    )
 
 
 def _capped_provider(name: str, limit: int) -> Any:

@@ -114,6 +114,8 @@ class JudgingService:
     def _schedule(self, cases: Sequence[CaseToJudge]) -> None:
         from .models import ModelConfigError
 
+        if missing := self._without_judge(cases):  # counted before any task or pair is started
+            raise JudgeSetupError(NO_MODEL_MESSAGE.format(count=missing))
         needs_judge = []
         for case in self.task_cases(self.pairwise.divert(cases)):
             kind = case.benchmark.spec.evaluator_type
@@ -189,6 +191,23 @@ class JudgingService:
             self._scheduler().start(pending)
         if self.scheduler is not None:  # the status line counts the cases the cache settled
             self.scheduler.progress.cache_hits = self.cache_hits
+
+    def _without_judge(self, cases: Sequence[CaseToJudge]) -> int:
+        """How many of ``cases`` a judge must decide although no judge model is configured for
+        them (code checks and manual cases need none)."""
+        from .models import ModelConfigError
+
+        missing = 0
+        for case in cases:
+            if self.has(case.nodeid) or case.benchmark.spec.evaluator_type in {"code", "manual_sme"}:
+                continue
+            try:
+                self.judges.config(case.benchmark)
+            except LookupError:
+                missing += 1
+            except ModelConfigError:  # reported per benchmark below, or for the run
+                continue
+        return missing
 
     def require_price(self, model: str, price: Price | None) -> None:
         """Under a USD budget, a model without a price stops the run before its first call."""

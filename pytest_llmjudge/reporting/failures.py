@@ -9,11 +9,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ..gating.repeats import MEAN_SCORE_PASS
 from ..judging.verdict import Outcome
 from .summary import shorten
 
 if TYPE_CHECKING:
     from ..compile.request import CompiledRequest
+    from ..gating.records import CaseRecord
     from ..suite.files import Benchmark, Case
 
 
@@ -59,7 +61,9 @@ def failure_text(
     if verdict.uncertain:
         head += " (uncertain: listed for human review)"
     extras = [
-        f"score: {verdict.score:g}" if verdict.score is not None else "",
+        f"score: {verdict.score:g}{'' if verdict.uncertain else score_conflict(False, verdict.score)}"
+        if verdict.score is not None
+        else "",
         f"confidence: {verdict.confidence}" if verdict.confidence else "",
     ]
     if verdict.format:
@@ -151,6 +155,35 @@ def failure_report(
         shorten(line) if line.startswith(("reason: ", "judge ERROR")) else line for line in text.splitlines()
     )
     return FailureReport(text, short_text, shorten(message))
+
+
+def score_conflict(passed: bool, score: float | None) -> str:
+    """`` (contradicts the verdict …)`` when a verdict and its score disagree: a FAIL scored at
+    0.5 or more, or a PASS below it, as ``reduce: mean`` reads scores; else empty."""
+    if score is None or passed == (score >= MEAN_SCORE_PASS):
+        return ""
+    side = "passing" if score >= MEAN_SCORE_PASS else "failing"
+    return (
+        f" (contradicts the verdict: a {side} score, as reduce: mean reads scores from 0 to 1; "
+        "the verdict decides)"
+    )
+
+
+def score_conflicts(records: Sequence[CaseRecord]) -> list[str]:
+    """The summary's line on verdicts that contradict their scores, if any."""
+    found = [
+        r
+        for r in records
+        if r.result in ("pass", "fail") and not r.uncertain and score_conflict(r.result == "pass", r.score)
+    ]
+    if not found:
+        return []
+    cases = ", ".join(f"{r.benchmark}::{r.case} ({r.result.upper()}, score {r.score:g})" for r in found[:5])
+    more = f" and {len(found) - 5} more" if len(found) > 5 else ""
+    return [
+        f"{len(found)} verdict(s) contradict their score, the verdict decided: {cases}{more} "
+        f"(a score of {MEAN_SCORE_PASS:g} or more passes under reduce: mean)"
+    ]
 
 
 def error_phase(kind: str) -> str:

@@ -14,8 +14,9 @@ from ..gating.costs import CostTotal, cost_of
 from ..gating.records import JudgeFacts, SampleRecord
 from ..judging.pricing import unpriced_message
 from ..suite.safe_write import Guard, write_text
-from .pairwise import add_pairwise, add_pairwise_calls
+from .pairwise import add_pairwise
 from .results_file import FORMAT
+from .summary import Stats
 
 if TYPE_CHECKING:
     from ..gating.gates import BenchmarkGate, RubricGate
@@ -102,20 +103,15 @@ def build_results(
     ]
     add_pairwise(benchmarks, pairwise or (), by_benchmark)
     cases = [c for b in benchmarks for c in b["cases"]]
-    samples = [s for c in cases for s in c["samples"]]
-    totals = {
+    totals: dict[str, Any] = {
         "cases": len(cases),
         "passed": sum(1 for c in cases if c["result"] == "pass"),
         "failed": sum(1 for c in cases if c["result"] == "fail"),
         "errors": sum(1 for c in cases if c["result"] == "error"),
         "skipped": sum(1 for c in cases if c["result"] == "skip"),
         "flaky": sum(1 for c in cases if c["flaky"]),
-        "calls": sum(1 for s in samples if not s["cached"] and s["pass"] is not None),
-        "cache_hits": sum(1 for s in samples if s["cached"]),
-        "input_tokens": sum(s["input_tokens"] for s in samples),
-        "output_tokens": sum(s["output_tokens"] for s in samples),
+        **Stats.from_records(records).totals(),  # the terminal's judge counts, the same numbers
     }
-    add_pairwise_calls(totals, cases)
     totals["cost"] = cost_object(cost_of(records))
     return {
         "format": FORMAT,

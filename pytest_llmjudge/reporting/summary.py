@@ -5,9 +5,10 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..gating.costs import CostTotal, cost_of
-from ..gating.gates import BenchmarkGate, RubricGate, why
+from ..gating.gates import BenchmarkGate, RubricGate, task_errored, why
 from ..gating.records import CaseRecord
 from ..judging.pricing import format_usd
 
@@ -25,64 +26,149 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
     return [line(header), line(["-" * w for w in widths]), *[line(r) for r in rows]]
 
 
-def _failed(g: BenchmarkGate) -> str:
-    return f"{g.failed} ({g.review} uncertain)" if g.review else str(g.failed)
+@dataclass(frozen=True)
+class GateRow:
+    """What a row of the benchmark table shows, from a run's gate or from its results file: the
+    terminal and ``llmjudge show`` render one table."""
+
+    code: str
+    cases: int
+    passed: int
+    failed: int
+    review: int
+    errors: int
+    pass_rate: float | None
+    ci_low: float | None
+    ci_high: float | None
+    threshold: float | None
+    gate_rule: str
+    criticality: str
+    status: str
+    detail: str
+
+    @classmethod
+    def of_gate(cls, g: BenchmarkGate) -> GateRow:
+        return cls(
+            g.code,
+            g.cases,
+            g.passed,
+            g.failed,
+            g.review,
+            g.errors,
+            g.pass_rate,
+            g.ci_low,
+            g.ci_high,
+            g.threshold,
+            g.gate_rule,
+            g.criticality,
+            g.status,
+            why(g),
+        )
+
+    @classmethod
+    def of_results(cls, benchmark: Mapping[str, Any]) -> GateRow:
+        """A results file's ``benchmarks[]`` entry."""
+        gate = benchmark["gate"]
+        return cls(
+            benchmark["code"],
+            gate["cases"],
+            gate["passed"],
+            gate["failed"],
+            gate["review"],
+            gate["errors"],
+            gate["pass_rate"],
+            gate["ci_low"],
+            gate["ci_high"],
+            benchmark["threshold"],
+            benchmark["gate_rule"],
+            benchmark["criticality"],
+            gate["status"],
+            gate["detail"],
+        )
+
+    def cells(self) -> list[str]:
+        interval = (
+            "-" if self.ci_low is None or self.ci_high is None else f"{self.ci_low:.1%}–{self.ci_high:.1%}"
+        )
+        pairwise = self.gate_rule == "pairwise"  # judged against a baseline: the threshold decides nothing
+        kind = "pairwise" if pairwise else "hard" if self.criticality == "hard_gate" else "threshold"
+        return [
+            self.code,
+            str(self.cases),
+            str(self.passed),
+            f"{self.failed} ({self.review} uncertain)" if self.review else str(self.failed),
+            str(self.errors),
+            _pct(self.pass_rate),
+            interval,
+            "-" if self.threshold is None or pairwise else _pct(self.threshold),
+            kind,
+            _status(self.status),
+            self.detail,
+        ]
 
 
-def _interval(g: BenchmarkGate) -> str:
-    return "-" if g.ci_low is None or g.ci_high is None else f"{g.ci_low:.1%}–{g.ci_high:.1%}"
+def _status(status: str) -> str:
+    return status.upper() if status in {"pass", "fail"} else status
 
 
-def _kind(g: BenchmarkGate) -> str:
-    if g.gate_rule == "pairwise":  # judged against a baseline: the threshold decides nothing
-        return "pairwise"
-    return "hard" if g.criticality == "hard_gate" else "threshold"
-
-
-def benchmark_table(gates: Sequence[BenchmarkGate], costs: Mapping[str, str] | None = None) -> list[str]:
+def benchmark_table(
+    gates: Sequence[BenchmarkGate | GateRow], costs: Mapping[str, str] | None = None
+) -> list[str]:
     """One row per benchmark. ``failed`` counts uncertain verdicts too (they fail and are listed
     for human review); pass rate and threshold are both percentages; the pass rate and its 95%
     interval both count case verdicts (repeated samples reduced per case); ``detail`` says why;
     with ``costs`` (by benchmark code) a cost column."""
-    rows = [
-        [
-            g.code,
-            str(g.cases),
-            str(g.passed),
-            _failed(g),
-            str(g.errors),
-            _pct(g.pass_rate),
-            _interval(g),
-            "-" if g.threshold is None or g.gate_rule == "pairwise" else _pct(g.threshold),
-            _kind(g),
-            g.status.upper() if g.status in {"pass", "fail"} else g.status,
-            why(g),
-        ]
-        for g in gates
-    ]
+    shown = [g if isinstance(g, GateRow) else GateRow.of_gate(g) for g in gates]
+    rows = [g.cells() for g in shown]
     header = ["benchmark", "cases", "passed", "failed", "errors", "pass rate", "95% interval", "threshold"]
     header += ["kind", "gate", "detail"]
     if costs is not None:
         at = header.index("kind")
         header.insert(at, "cost")
-        for gate, row in zip(gates, rows, strict=True):
+        for gate, row in zip(shown, rows, strict=True):
             row.insert(at, costs.get(gate.code, "-"))
     return _table(header, rows)
 
 
-def rubric_table(gates: Sequence[RubricGate]) -> list[str]:
-    rows = [
-        [
-            g.code,
-            g.method,
-            "-" if g.score is None else f"{g.score:.3f}",
-            "-" if g.threshold is None else f"{g.threshold:g}",
-            g.status.upper() if g.status in {"pass", "fail"} else g.status,
-            g.detail,
-        ]
-        for g in gates
-    ]
+def rubric_table(gates: Sequence[RubricGate | Mapping[str, Any]]) -> list[str]:
+    """One row per rubric, from its gate or a results file's ``rubrics[]`` entry."""
+    rows = []
+    for g in gates:
+        fields = g if isinstance(g, Mapping) else _rubric_fields(g)
+        score, threshold = fields["score"], fields["threshold"]
+        rows.append(
+            [
+                fields["code"],
+                fields["aggregation"],
+                "-" if score is None else f"{score:.3f}",
+                "-" if threshold is None else f"{threshold:g}",
+                _status(fields["status"]),
+                fields["detail"],
+            ]
+        )
     return _table(["rubric", "aggregation", "score", "threshold", "gate", "detail"], rows)
+
+
+def _rubric_fields(g: RubricGate) -> dict[str, Any]:
+    names = ("code", "score", "threshold", "status", "detail")
+    return {"aggregation": g.method, **{name: getattr(g, name) for name in names}}
+
+
+def results_gate_lines(data: Mapping[str, Any]) -> list[str]:
+    """A results file's gate tables and exit decision, as the terminal summary showed them."""
+    costs = {b["code"]: _cost_text(b["cost"]) for b in data["benchmarks"] if b.get("cost")}
+    lines = benchmark_table([GateRow.of_results(b) for b in data["benchmarks"]], costs or None)
+    if data.get("rubrics"):
+        lines += ["", *rubric_table(data["rubrics"])]
+    return lines
+
+
+def _cost_text(cost: Mapping[str, Any]) -> str:
+    """A results-file ``cost`` as the terminal's cost column writes it (``CostTotal.text``)."""
+    if cost["usd"] is not None:
+        return format_usd(float(cost["usd"]))
+    priced = cost["priced_usd"]
+    return f"{format_usd(float(priced))} + unknown" if priced else "unknown"
 
 
 @dataclass(frozen=True)
@@ -182,17 +268,19 @@ class Stats:
 
     @classmethod
     def from_records(cls, records: Iterable[CaseRecord], cache_write_errors: Sequence[str] = ()) -> Stats:
-        """Counts of the cases a judge decided: verdicts (pass/fail), errors, calls, cache hits."""
+        """Counts of the cases a judge decided: verdicts (pass/fail), errors, calls, cache hits.
+        The one count of judge calls: the terminal, the results file, ``llmjudge show`` and the
+        HTML report all show these numbers (code checks call no model)."""
         stats = cls(cache_write_errors=list(cache_write_errors))
         records = list(records)
         for r in records:
-            if r.result not in {"pass", "fail", "error"} or r.model == "checks":
+            if r.result not in {"pass", "fail", "error"} or r.model == "checks" or task_errored(r):
                 continue
             if r.result == "error":
                 stats.errors += 1
             else:
                 stats.judged += 1
-            stats.cache_hits += r.cached
+            stats.cache_hits += cache_hits(r)
             # each attempt is one request; the last (the verdict's) reports its own, if any
             stats.calls += max(r.attempts - 1, 0) + max(r.requests, 1 if r.attempts else 0)
             stats.retries.update(r.retried)
@@ -201,6 +289,25 @@ class Stats:
         stats.cost = cost_of(records)
         return stats
 
+    def totals(self) -> dict[str, int]:
+        """The counts a results file's ``totals`` holds beside its case counts: the same numbers."""
+        return {
+            "calls": self.calls,
+            "cache_hits": self.cache_hits,
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+        }
+
     def cost_notes(self) -> list[str]:
         """Why part of the cost is unknown: once per model without a price."""
         return self.cost.notes() if self.cost is not None else []
+
+
+def cache_hits(record: CaseRecord) -> int:
+    """The judge answers of a case that came from the verdict cache: one per sample (and per
+    order of a pairwise case)."""
+    if record.pairwise is not None:
+        return sum(len(a.sample_winners) or 1 for a in record.pairwise.answers if a.cached)
+    if record.samples:
+        return sum(1 for sample in record.samples if sample.cached)
+    return int(record.cached)

@@ -98,6 +98,9 @@ _CONVERTERS: dict[str, Callable[[str], Any]] = {
     "budget": float,
     "budget_tokens": int,
 }
+# Limits an empty option value would silently lift (``--llmjudge-budget=`` from an unset CI
+# variable): what to give instead.
+_NEVER_EMPTY = {"budget": "a number of US dollars", "budget_tokens": "a number of tokens"}
 FAIL_ON = ("regression", "worse")
 TASK_CACHE_MODES = ("on", "off", "replay")
 DEFAULTS = RunSettings()
@@ -141,6 +144,8 @@ def resolve(
         ):
             if isinstance(raw, list):  # a repeated option, or an ini line list
                 raw = "\n".join(str(item) for item in raw)
+            if raw == "" and name in _NEVER_EMPTY and source.startswith("--"):
+                raise ValueError(f"{source}: empty value; give {_NEVER_EMPTY[name]}, or leave the option out")
             if raw is None or raw == "":
                 continue
             try:
@@ -193,6 +198,19 @@ def _invalid(name: str, value: Any) -> str | None:
         return f"must be a finite number of US dollars, 0 or more, not {value:g}"
     if name == "budget_tokens" and value < 0:
         return f"must be 0 or more tokens, not {value}"
+    if name == "price":
+        return _repeated_price(value)
+    return None
+
+
+def _repeated_price(prices: tuple[str, ...]) -> str | None:
+    """A model priced twice with different prices: which one holds would be a guess."""
+    seen: dict[str, str] = {}
+    for price in prices:
+        model, _, value = price.rpartition("=")  # as judging.pricing.parse_price_option reads it
+        model, value = model.strip(), value.strip()
+        if model and seen.setdefault(model, value) != value:
+            return f"{model} is priced twice ({seen[model]} and {value}); give one price per model"
     return None
 
 

@@ -78,7 +78,7 @@
     toggle.setAttribute("aria-label", "show the compiled request");
     toggleCell.appendChild(toggle);
     row.appendChild(toggleCell);
-    row.appendChild(el("td")).appendChild(el("code", "", c.id));
+    row.appendChild(el("td", "id")).appendChild(el("code", "", c.id));
     const verdict = row.appendChild(el("td"));
     verdict.appendChild(pill(c.result, c.result));
     if (c.uncertain) verdict.append(" ", pill("warn", "review"));
