@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from ..judging.pricing import format_usd, unpriced_message
+from ..judging.spending import CHARS_PER_TOKEN, IMPLAUSIBLE_TOKENS
 from .records import CaseRecord, PairAnswerRecord, ProducedOutput, SampleRecord
 
 
@@ -45,6 +46,8 @@ class CostTotal:
     usd: Decimal = Decimal(0)
     saved: Decimal = Decimal(0)
     unpriced: tuple[str, ...] = ()
+    estimated: int = 0  # calls whose server reported no usage: tokens estimated from characters
+    implausible: int = 0  # calls that reported more tokens than any model's context holds
 
     @property
     def known(self) -> Decimal | None:
@@ -58,15 +61,32 @@ class CostTotal:
         return f"{format_usd(self.usd)} + unknown" if self.usd else "unknown"
 
     def notes(self) -> list[str]:
-        """Why part of the cost is unknown: one line per model without a price."""
-        return [unpriced_message(model) for model in self.unpriced]
+        """Why part of the cost is unknown (one line per model without a price), and what the
+        counts rest on when a server did not report usage, or reported implausible usage (once)."""
+        notes = [unpriced_message(model) for model in self.unpriced]
+        if self.estimated:
+            notes.append(
+                f"the judge server did not report usage for {self.estimated} call(s) (none, zero or "
+                f"negative): their tokens are estimated from the characters sent and answered, "
+                f"{CHARS_PER_TOKEN} a token, and a budget counts them"
+            )
+        if self.implausible:
+            notes.append(
+                f"the judge server reported implausible usage for {self.implausible} call(s) (more than "
+                f"{IMPLAUSIBLE_TOKENS:,} tokens in one response, beyond any model's context): counted "
+                "as reported, so a budget still holds; check what the server reports"
+            )
+        return notes
 
 
 def cost_of(records: Iterable[CaseRecord]) -> CostTotal:
     """The cost of the calls ``records`` made in this run."""
     usd = saved = Decimal(0)
     unpriced: dict[str, None] = {}  # in order of first appearance
+    estimated = implausible = 0
     for record in records:
+        estimated += record.usage_estimated
+        implausible += record.usage_implausible
         answers = record.pairwise.answers if record.pairwise is not None else ()
         calls: list[SampleRecord | PairAnswerRecord] = [*record.samples, *answers]  # a pairwise
         for call in calls:  # case's calls are its two orders
@@ -82,7 +102,7 @@ def cost_of(records: Iterable[CaseRecord]) -> CostTotal:
             else:
                 usd += amount(produced.cost_usd)
             saved += amount(produced.saved_usd or 0.0)
-    return CostTotal(usd, saved, tuple(unpriced))
+    return CostTotal(usd, saved, tuple(unpriced), estimated, implausible)
 
 
 def benchmark_costs(records: Iterable[CaseRecord]) -> dict[str, CostTotal]:

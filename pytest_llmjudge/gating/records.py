@@ -207,6 +207,10 @@ class CaseRecord:
     cost_usd: float | None = 0.0
     saved_usd: float = 0.0
     budget_stopped: bool = False  # an ERROR because the run's budget was reached before its call
+    # calls whose server reported no usage (their tokens estimated from characters), and calls
+    # that reported more tokens than any model's context holds (counted as reported)
+    usage_estimated: int = 0
+    usage_implausible: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         """The record as plain values, as ``dataclasses.asdict`` makes it, without its deep copy of

@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from ..suite.vocabulary import JUDGED_TYPES
-from .exit_status import decide_exit
+from .exit_status import TESTS_FAILED, decide_exit
 from .gates import BenchmarkGate, RubricGate, applied_rule, why
 
 if TYPE_CHECKING:
@@ -23,6 +23,9 @@ if TYPE_CHECKING:
     from .pairwise_stats import PairwiseFigures
     from .records import CaseRecord, JudgeFacts
     from .statistics import Comparison
+
+
+NOTHING_FAILED = "no gate failed, no item failed or errored"  # ``decide_exit``'s reason for a pass
 
 
 @dataclass(frozen=True)
@@ -151,8 +154,10 @@ def decide_run(
     snapshot_failed: bool,
     failed_nodeids: Collection[str],
     records: Sequence[CaseRecord],
+    over_budget: str | None = None,
 ) -> RunVerdict:
-    """The exit status of the run and every reason for it."""
+    """The exit status of the run and every reason for it. ``over_budget`` says the run's calls
+    spent past its budget (calls in flight, usage above its projection): the run fails then."""
     decision = decide_exit(
         status,
         benchmarks=gates.benchmarks,
@@ -162,7 +167,10 @@ def decide_run(
         failed_nodeids=failed_nodeids,
         records=records,
     )
-    return RunVerdict(gates, decision.status, decision.reasons, decision.tolerated)
+    if not over_budget:
+        return RunVerdict(gates, decision.status, decision.reasons, decision.tolerated)
+    reasons = (*(r for r in decision.reasons if r != NOTHING_FAILED), over_budget)
+    return RunVerdict(gates, max(decision.status, TESTS_FAILED), reasons, decision.tolerated)
 
 
 def _with_rules(

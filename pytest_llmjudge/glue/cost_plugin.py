@@ -38,6 +38,19 @@ def start_cost(config: pytest.Config, settings: RunSettings, host: Host) -> None
     service.spending.open("worker" if is_worker(config) else "controller" if controller else "single")
 
 
+def overspent(config: pytest.Config) -> str | None:
+    """``over budget: …`` when the run's calls spent past its budget, asked of the process that
+    holds it (this one, or an xdist controller); None without a budget, or within it."""
+    from .host import Host
+    from .stash import STATE
+
+    host = config.stash.get(STATE, None)
+    if not isinstance(host, Host) or (host.settings.budget is None and host.settings.budget_tokens is None):
+        return None
+    service: JudgingService = host.service
+    return service.spending.overspent()
+
+
 class EstimatePlugin:
     """``--llmjudge-estimate``: the run's calls, tokens and cost, printed instead of its cases."""
 

@@ -41,6 +41,7 @@ class GatingPlugin:
 def decide(run: Run, status: int) -> None:
     """The run's gates and verdict; the review file and the JUnit gate properties from them."""
     from ..gating.run_verdict import decide_run
+    from .cost_plugin import overspent
     from .junit_gates import add_verdict
     from .outputs import write_review
     from .rubric_files import report_errors
@@ -54,6 +55,7 @@ def decide(run: Run, status: int) -> None:
         snapshot_failed=bool(run.snapshot_failures),
         failed_nodeids=run.failed_nodeids,
         records=run.records,
+        over_budget=overspent(run.config),
     )
     write_review(run)
     add_verdict(run.config, run.verdict)

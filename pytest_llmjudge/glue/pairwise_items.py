@@ -247,6 +247,8 @@ def with_pairwise(item: PairwiseItem, record: CaseRecord) -> CaseRecord:
         output_tokens=sum(a.output_tokens for a in answers),
         cost_usd=_total([record.cost_usd, *(a.cost_usd for a in answers)]),  # with its task's, if any
         judge=judge,
+        usage_estimated=sum(s.usage.estimated for o in result.orders for s in o.samples if not s.cached),
+        usage_implausible=sum(s.usage.implausible for o in result.orders for s in o.samples if not s.cached),
     )
 
 

@@ -81,17 +81,21 @@ def case_record(item: pytest.Item, report: pytest.TestReport) -> CaseRecord | No
 
 
 def cost_fields(outcome: Outcome | None, samples: Any, produced: ProducedOutput | None) -> dict[str, Any]:
-    """A case record's cost: its samples' and its task's in this run, what the cache saved, and
-    whether the run's budget stopped it before its call."""
+    """A case record's cost: its samples' and its task's in this run, what the cache saved,
+    whether the run's budget stopped it before its call, and its calls whose usage was not
+    reported (estimated) or implausible."""
     from ..gating.costs import case_cost
     from ..judging.spending import BUDGET_KINDS
 
     cost, saved = case_cost(samples, produced)
     failures = [s.failure for s in ((outcome.samples or (outcome,)) if outcome else ()) if s.failure]
+    usage = outcome.usage if outcome else None
     return {
         "cost_usd": cost,
         "saved_usd": saved,
         "budget_stopped": any(f.kind in BUDGET_KINDS for f in failures),
+        "usage_estimated": usage.estimated if usage else 0,
+        "usage_implausible": usage.implausible if usage else 0,
     }
 
 

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 BUDGET_OPTION = "--llmjudge-budget"
 BUDGET_TOKENS_OPTION = "--llmjudge-budget-tokens"
 REACHED = "budget reached"
+OVER = "over budget"
 WAIT: Final = "wait"  # ``reserve``: room once the calls in flight settle; ask again then
 
 
@@ -152,6 +153,18 @@ class Budget:
         """Whether a call has been refused: from then on no call starts."""
         with self._lock:
             return self._reached is not None
+
+    def overspent(self) -> str | None:
+        """``over budget: spent $X of $Y`` when the settled spend passed a limit (calls already in
+        flight, or a call that used more than projected, spent past it); None within the limits."""
+        with self._lock:
+            if self.limit_usd is not None and self._spent > self.limit_usd:
+                spent = f"{format_usd(self._spent)} of {format_usd(self.limit_usd)}"
+            elif self.limit_tokens is not None and self._spent_tokens > self.limit_tokens:
+                spent = f"{self._spent_tokens:,} of {self.limit_tokens:,} tokens"
+            else:
+                return None
+        return f"{OVER}: spent {spent} (calls already in flight, or usage above its projection, passed it)"
 
     def message(self) -> str:
         """``budget reached: spent $X of $Y`` (the limit that stopped the run; spend settled so far)."""

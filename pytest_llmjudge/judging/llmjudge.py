@@ -230,7 +230,7 @@ async def _judge(request: CompiledRequest, config: JudgeConfig) -> tuple[Verdict
     messages = template.messages(user_prompt(request))
     response = await config.model.request(messages, template.settings, template.params)
     chars = len(sent_text(messages, template.schemas))
-    usage = priced_usage(config.price, [response.usage], request_chars=chars)
+    usage = priced_usage(config.price, [response], request_chars=chars)
     verdict_calls = _verdict_calls(response, template)
     if verdict_calls > 1:
         raise JudgeFailure(
@@ -338,7 +338,7 @@ async def _run_agent(
 
 
 def _responses(messages: Sequence[ModelMessage]) -> list[Any]:
-    return [m.usage for m in messages if isinstance(m, ModelResponse)]
+    return [m for m in messages if isinstance(m, ModelResponse)]
 
 
 def _run_usage(config: JudgeConfig, messages: Sequence[ModelMessage], requests: int, chars: int) -> Usage:

@@ -59,9 +59,14 @@ async def _judge_pair(request: PairwiseRequest, config: JudgeConfig) -> tuple[Pa
         instructions=request.instructions or None,
         retries=OUTPUT_RETRIES,
     )
-    # each response priced on its own (``spending.priced_usage``), as a single request's are
-    responses = [m.usage for m in result.all_messages() if isinstance(m, ModelResponse)]
-    spent = priced_usage(config.price, responses, result.usage.requests)
+    # each response priced on its own (``spending.priced_usage``), as a single request's are; a
+    # response without usage is counted from the characters sent (the first request's) and answered
+    from .sent_text import sent_text
+
+    messages = result.all_messages()
+    responses = [m for m in messages if isinstance(m, ModelResponse)]
+    chars = len(sent_text(messages[:1], [json.dumps(dict(schema)) for _, schema in output_tools(request)]))
+    spent = priced_usage(config.price, responses, result.usage.requests, chars)
     if isinstance(result.output, PairwiseAnswer):
         return result.output.to_verdict(), spent
     return read_pairwise_text(str(result.output)), spent

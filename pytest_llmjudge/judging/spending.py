@@ -10,6 +10,7 @@ ends. Knows nothing of pytest.
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 from collections.abc import Callable, Iterable, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field
@@ -49,35 +50,73 @@ def price_overrides(specs: Sequence[str]) -> dict[str, tuple[float, float]]:
 def priced_usage(
     price: Price | None, responses: Iterable[object], requests: int | None = None, request_chars: int = 0
 ) -> Usage:
-    """The usage of a call's model responses (pydantic-ai ``RequestUsage`` alikes), each response
-    priced on its own. ``cost`` is None without a price, or when genai-prices cannot price the
-    usage: a price that fails never fails a verdict."""
-    counted = [_tokens(response) for response in responses]
+    """The usage of a call's model responses (pydantic-ai ``ModelResponse`` objects, or their
+    ``RequestUsage``), each response priced on its own. ``cost`` is None without a price, or when
+    genai-prices cannot price the usage: a price that fails never fails a verdict.
+
+    A response that reports no usage (none, zero or negative counts) has used tokens all the same:
+    they are estimated, ``CHARS_PER_TOKEN`` characters a token, from ``request_chars`` and the
+    characters of its answer (``Usage.estimated`` counts them). A response that reports more
+    tokens than any model's context holds (``IMPLAUSIBLE_TOKENS``) is counted as reported, the
+    direction in which a budget still holds, and ``Usage.implausible`` says so."""
+    counted = [_tokens(response, request_chars) for response in responses]
+    tokens = [t for t, _ in counted]
     cost: Decimal | None = None
     if price is not None:
         try:
-            cost = cost_of_requests(price, counted)
+            cost = cost_of_requests(price, tokens)
         except (ValueError, LookupError):
             cost = None
     return Usage(
         len(counted) if requests is None else requests,
-        sum(t.input_tokens for t in counted),
-        sum(t.output_tokens for t in counted),
-        sum(t.cached_input_tokens for t in counted),
+        sum(t.input_tokens for t in tokens),
+        sum(t.output_tokens for t in tokens),
+        sum(t.cached_input_tokens for t in tokens),
         cost,
         request_chars,
+        estimated=sum(1 for _, said in counted if said == "estimated"),
+        implausible=sum(1 for _, said in counted if said == "implausible"),
     )
 
 
-def _tokens(usage: object) -> RequestTokens:
+CHARS_PER_TOKEN = 4  # what an unreported usage is estimated at, as the estimate's default does
+IMPLAUSIBLE_TOKENS = 10_000_000  # in one response: more than any model's context window holds
+
+
+def _tokens(response: object, request_chars: int) -> tuple[RequestTokens, str]:
+    """One response's tokens, and whether they are as ``reported``, ``estimated`` or
+    ``implausible`` (reported, and more than any context holds)."""
+    parts = getattr(response, "parts", None)
+    usage = getattr(response, "usage", None) if parts is not None else response
+
     def count(name: str) -> int:
         value = getattr(usage, name, 0)
         return value if isinstance(value, int) and value > 0 else 0
 
-    tokens_in = count("input_tokens")
+    tokens_in, tokens_out = count("input_tokens"), count("output_tokens")
+    if not tokens_in and not tokens_out:  # nothing reported: the call used tokens all the same
+        answer = answer_chars(parts or ())
+        estimate = RequestTokens(-(-request_chars // CHARS_PER_TOKEN), 0, -(-answer // CHARS_PER_TOKEN))
+        return estimate, "estimated"
     cached = min(count("cache_read_tokens"), tokens_in)
     written = min(count("cache_write_tokens"), tokens_in - cached)
-    return RequestTokens(tokens_in, cached, count("output_tokens"), written)
+    said = "implausible" if max(tokens_in, tokens_out) > IMPLAUSIBLE_TOKENS else "reported"
+    return RequestTokens(tokens_in, cached, tokens_out, written), said
+
+
+def answer_chars(parts: Iterable[object]) -> int:
+    """Characters of a response's answer: its text and thinking, and its tool calls' arguments."""
+    chars = 0
+    for part in parts:
+        content = getattr(part, "content", None)
+        args = getattr(part, "args", None)
+        if isinstance(content, str):
+            chars += len(content)
+        if isinstance(args, str):
+            chars += len(args)
+        elif isinstance(args, dict):
+            chars += len(json.dumps(args, ensure_ascii=False, default=str))
+    return chars
 
 
 def saved_cost(price: Price | None, input_tokens: int, output_tokens: int) -> Decimal | None:
@@ -113,7 +152,10 @@ class CallBudget:
             self.limit.settle(reservation, self.cost, self.tokens)
             return
         cost = usage.cost if usage.cost is not None else Decimal(0)  # a token budget's unpriced call
-        self.limit.settle(reservation, cost, usage.input_tokens + usage.output_tokens)
+        tokens = usage.input_tokens + usage.output_tokens
+        if usage.estimated and not usage.request_chars:  # no usage, and no request text to count
+            cost, tokens = max(cost, self.cost), max(tokens, self.tokens)
+        self.limit.settle(reservation, cost, tokens)
 
     def refused(self) -> JudgeFailure:
         """The failure of a call the budget did not let start: ``budget reached: spent $X of $Y``."""
@@ -230,6 +272,14 @@ class Spending:
 
         cost, count = projected_call(request_text, tokens)
         return CallBudget(self.limit, cost, count, kind)
+
+    def overspent(self) -> str | None:
+        """``over budget: spent $X of $Y`` when the run's calls spent past its budget (calls in
+        flight, or usage above their projection); None without a budget, or within it. Asked of
+        the process that holds the budget (an xdist controller holds its workers')."""
+        from .budget import Budget
+
+        return self.limit.overspent() if isinstance(self.limit, Budget) else None
 
     def close(self) -> None:
         if self._close is not None:

@@ -91,6 +91,10 @@ class Usage:
     cached_input_tokens: int = 0  # of ``input_tokens``, read from the provider's prompt cache
     cost: Decimal | None = None  # USD, set where the call is priced; see ``spent``
     request_chars: int = 0  # characters of the request text sent (``llmjudge.sent_text``); 0: unknown
+    # responses whose usage the server did not report (estimated from characters, ``spending``), and
+    # those that reported more tokens than any model's context holds (counted as reported)
+    estimated: int = 0
+    implausible: int = 0
 
     @property
     def spent(self) -> Decimal | None:
@@ -112,6 +116,8 @@ class Usage:
             self.cached_input_tokens + other.cached_input_tokens,
             None if self.cost is None and other.cost is None else cost,
             self.request_chars or other.request_chars,
+            self.estimated + other.estimated,
+            self.implausible + other.implausible,
         )
 
 
