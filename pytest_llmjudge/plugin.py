@@ -54,10 +54,12 @@ _HELP = {
     "(a benchmark's own task: wins)",
     "task_model": "replaces the model of every model task (task: {model: ...}): the same suite runs "
     "the current release and the candidate",
-    "task_base_url": "OpenAI-compatible server URL for --llmjudge-task-model",
+    "task_base_url": "OpenAI-compatible server URL for every model task: --llmjudge-task-model's, "
+    "else each task's own model",
     "task_concurrency": "task calls in flight at once",
     "task_timeout": "seconds one task call may take before its case is an ERROR",
-    "task_cache": "produced-output cache: on, off or replay (never runs a task; a miss is an ERROR)",
+    "task_cache": "produced-output cache: on, off or replay (never runs a task; a miss is an ERROR); "
+    "replay under --llmjudge-cache=replay unless set",
     "price": "price of a model genai-prices does not list (self-hosted, resold): MODEL=IN/OUT in USD per "
     "million input/output tokens; repeat the option, or give several (one a line, or comma-separated)",
     "budget": "USD the run may spend on model calls: past it no call starts, and the cases left are ERRORs",

@@ -159,7 +159,7 @@ MALFORMED: dict[str, Malformed] = {
     ),
     "case-missing-candidate-output": Malformed(
         bench("cases:\n  - id: a\n    source_narrative: Pt denies pain.\n"),
-        f"{BAD}:2:1: task: A-BAD has cases without candidate_output (a) and no task to produce them",
+        f"{BAD}:5:5: task: case a has no candidate_output and A-BAD has no task to produce it",
         "add 'task:' (a Python callable or a model with a prompt file), pass --llmjudge-task, "
         "or give each case a candidate_output",
     ),

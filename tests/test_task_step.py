@@ -127,7 +127,7 @@ def test_a_task_that_cannot_be_used_is_a_collection_error_at_its_line(
     result.stdout.fnmatch_lines([message])
 
 
-def test_a_benchmark_with_neither_outputs_nor_a_task_says_so_at_its_code_line(suite: Suite) -> None:
+def test_a_benchmark_with_neither_outputs_nor_a_task_says_so_at_the_case_line(suite: Suite) -> None:
     suite.benchmark(
         "T2",
         """\
@@ -139,7 +139,7 @@ def test_a_benchmark_with_neither_outputs_nor_a_task_says_so_at_its_code_line(su
         """,
     )
     result = suite.run("benchmarks")
-    result.stdout.fnmatch_lines(["*T2.yaml:1:*task: T2 has cases without candidate_output (c0) and no task*"])
+    result.stdout.fnmatch_lines(["*T2.yaml:5:*task: case c0 has no candidate_output and T2 has no task*"])
 
 
 def test_the_run_wide_task_serves_benchmarks_without_their_own(suite: Suite) -> None:

@@ -6,7 +6,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from ..judging.budget import REACHED
-from .gates import BenchmarkGate, RubricGate, why
+from .gates import BenchmarkGate, RubricGate, error_counts, task_errored, why
 from .records import CaseRecord
 
 OK, TESTS_FAILED = 0, 1
@@ -93,6 +93,10 @@ def decide_exit(
         & {r.benchmark for r in records if r.nodeid in failed_nodeids}
     )
     text = f"{others} failing or erroring item(s)"
+    erroring = [r for r in records if r.result == "error" and r.nodeid in failed_nodeids]
+    task_errors = sum(1 for r in erroring if task_errored(r))
+    if task_errors:  # the system under test gave no output: not the judge's doing
+        text += f": {error_counts(task_errors, len(erroring) - task_errors)}"
     if partial:
         text += f" (not every case of {', '.join(partial)} ran, so no gate can tolerate them)"
     reasons.append(text)

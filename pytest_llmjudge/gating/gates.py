@@ -47,6 +47,7 @@ class BenchmarkGate:
     detail: str = ""
     collected: int | None = None  # the benchmark's case count at collection (None: not known)
     unjudged: int = 0  # cases the run's budget stopped before their call (ERRORs)
+    task_errors: int = 0  # of ``errors``, the cases whose task gave no output to judge
 
     @property
     def partial(self) -> bool:
@@ -117,11 +118,23 @@ def why(gate: BenchmarkGate) -> str:
         return f"{gate.cases} of {gate.collected} cases ran: the gate needs all"
     if status == "no verdicts":
         if gate.errors:
-            return f"{gate.errors} judge error{'s' if gate.errors != 1 else ''}, no verdict"
+            return f"{error_counts(gate.task_errors, gate.errors - gate.task_errors)}, no verdict"
         return "no cases" if not gate.cases else "no case judged"
     if status == "not scored":
         return "threshold: null"
     return ""
+
+
+def error_counts(task: int, judge: int) -> str:
+    """``2 task errors, 1 judge error``: the errors of each step of a case, those that occurred."""
+    parts = [(task, "task error"), (judge, "judge error")]
+    return ", ".join(f"{n} {word}{'s' if n != 1 else ''}" for n, word in parts if n)
+
+
+def task_errored(record: CaseRecord) -> bool:
+    """An ERROR of the case's task step (no output to judge), not of its judge: the reason of an
+    ERROR starts with its failure kind, ``task-…`` for the task step."""
+    return record.result == "error" and record.reason.startswith("task-")
 
 
 @dataclass(frozen=True)
@@ -169,6 +182,7 @@ def benchmark_gates(
                 parent_rubric=first.parent_rubric,
                 collected=None if collected is None else collected.get(code),
                 unjudged=sum(1 for i in cases if i.budget_stopped),
+                task_errors=sum(1 for i in cases if task_errored(i)),
                 interval=case_rate_interval(count["pass"], verdicts, samples) if verdicts else None,
             )
         )

@@ -286,19 +286,19 @@ def benchmark_task(benchmark: spec.Benchmark, rootdir: Path, settings: Any) -> B
     options = TaskOptions(
         settings.task, settings.task_model, settings.task_base_url, settings.allow_outside_root
     )
-    missing = [c.id for c in benchmark.cases if c.spec.candidate_output is None]
+    missing = [c for c in benchmark.cases if c.spec.candidate_output is None]
     if benchmark.spec.task is None and settings.task is None and not missing:
         return None  # every output is stored, and no task asked for: nothing heavy to import
     from ..judging.models import judge_label
 
     built = build_task(benchmark, rootdir, options, judge_label)
     if built is None and missing:
-        more = f" and {len(missing) - 1} more" if len(missing) > 1 else ""
+        more = f" ({len(missing) - 1} more case(s) have none either)" if len(missing) > 1 else ""
         raise SpecError(
-            benchmark.location,
+            missing[0].location,  # the case's own line, as before the task step
             "task",
-            f"{benchmark.code} has cases without candidate_output ({missing[0]}{more}) "
-            "and no task to produce them",
+            f"case {missing[0].id} has no candidate_output and {benchmark.code} has no task "
+            f"to produce it{more}",
             "add 'task:' (a Python callable or a model with a prompt file), pass --llmjudge-task, "
             "or give each case a candidate_output",
         )

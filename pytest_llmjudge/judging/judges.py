@@ -6,6 +6,7 @@ pytest.
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -68,6 +69,8 @@ class Judges:
     _deferred_local: dict[int, tuple[Any, str, JudgeConfig | None]] = field(default_factory=dict)
     _broker: ServerBroker | None = None  # an xdist controller's: starts the server workers ask for
     _task_models: dict[tuple[str, str | None], Any] = field(default_factory=dict)
+    # one start at a time: a case whose task produced its output starts the server from a thread
+    _starting: threading.Lock = field(default_factory=threading.Lock)
 
     def config(self, benchmark: Benchmark) -> JudgeConfig:
         """The judge for ``benchmark``; raises LookupError when no model is configured anywhere
@@ -186,13 +189,14 @@ class Judges:
         deferred = self._deferred_local.get(id(config.model))
         if deferred is None:
             return config
-        placeholder, spec, started = deferred
-        if started is None:
-            started = replace(config, model=self.local_model(spec))
-            self._deferred_local[id(placeholder)] = (placeholder, spec, started)
-            for choice, known in self._configs.items():
-                if known is config:
-                    self._configs[choice] = started
+        with self._starting:
+            placeholder, spec, started = self._deferred_local[id(config.model)]
+            if started is None:
+                started = replace(config, model=self.local_model(spec))
+                self._deferred_local[id(placeholder)] = (placeholder, spec, started)
+                for choice, known in self._configs.items():
+                    if known is config:
+                        self._configs[choice] = started
         return started
 
     def task_model(self, value: str, base_url: str | None) -> Any:

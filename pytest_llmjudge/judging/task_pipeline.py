@@ -13,7 +13,7 @@ from .checks import checked_outcome as run_checks
 from .projection import judge_budget
 from .samples import sample_key
 from .task_step import Planned, Produced, TaskFailed, TaskStep, with_output
-from .verdict import Outcome
+from .verdict import JudgeFailure, Outcome
 
 if TYPE_CHECKING:
     from ..compile.request import CompiledRequest
@@ -62,6 +62,8 @@ class TaskPipeline:
         self.step = TaskStep(service.settings, service.root, service.judges.task_model, service.spending)
         self.produced: dict[str, Produced] = {}  # node id -> the output a task produced
         self.requests: dict[str, CompiledRequest] = {}  # node id -> its judge request, recompiled
+        self._server_failure: JudgeFailure | None = None  # the judge's local server did not start
+        self._served_configs: dict[int, tuple[JudgeConfig, JudgeConfig]] = {}  # id -> (asked, served)
 
     def ready(self, cases: Iterable[CaseToJudge]) -> Iterable[CaseToJudge | None]:
         """Each case, with its output when the cache holds it; None for a case handed to the
@@ -99,9 +101,8 @@ class TaskPipeline:
         config = None
         samples = 1
         if case.benchmark.spec.evaluator_type != "code":
-            config = service.judge_config(case)
+            config = service.judge_config(case)  # its local server starts once an output needs it
             service.require_price(config.model_name, config.price)
-            config = service.judges.with_server(config)
             samples = service.samples_of(case)
         if planned.built.model is not None:  # a local task server starts here, not on the loop
             self.step.model_of(planned.built.model, planned.built.base_url)
@@ -121,7 +122,33 @@ class TaskPipeline:
         except TaskFailed as exc:
             return Outcome(None, exc.failure, "", False, 0)
         view = self._with(case, produced)
+        if config is not None:
+            try:
+                config = await self._served(config)
+            except JudgeFailure as failure:
+                return Outcome(None, failure, config.model_name, False, 0)
         return await self.judge_now(view, config, sample, slots)
+
+    async def _served(self, config: JudgeConfig) -> JudgeConfig:
+        """``config`` with its local judge server started: only once a produced output needs a
+        judge (a run whose tasks all fail starts none), in a worker thread (a start takes
+        seconds, and the loop goes on). A server that cannot start is each case's ERROR."""
+        import asyncio
+
+        from .judges import JudgeSetupError
+
+        if self._server_failure is not None:
+            raise self._server_failure
+        known = self._served_configs.get(id(config))
+        if known is not None and known[0] is config:
+            return known[1]
+        try:
+            served = await asyncio.to_thread(self.service.judges.with_server, config)
+        except JudgeSetupError as exc:
+            self._server_failure = JudgeFailure("judge-setup", str(exc))
+            raise self._server_failure from None
+        self._served_configs[id(config)] = (config, served)
+        return served
 
     async def judge_now(
         self, case: CaseToJudge, config: JudgeConfig | None, sample: int, slots: Slots

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..suite.settings import RunSettings
+from ..tasks.task_errors import user_frames
 from .verdict import JudgeFailure, Usage
 
 if TYPE_CHECKING:
@@ -130,10 +131,14 @@ class TaskStep:
             )
         if self.settings.task_cache == "replay":
             where = f" in {self.root / self.settings.cache_path}"
-            message = (
-                f"no cached output{where} for this case from task {planned.built.task.label}; "
-                "--llmjudge-task-cache=replay never runs a task. Record one with --llmjudge-task-cache=on."
+            never = (
+                "--llmjudge-cache=replay never runs a task unless --llmjudge-task-cache=on is passed"
+                if self.settings.cache == "replay"
+                else "--llmjudge-task-cache=replay never runs a task. "
+                "Record one with --llmjudge-task-cache=on"
             )
+            task = planned.built.task.label
+            message = f"no cached output{where} for this case from task {task}; {never}."
             raise TaskFailed(_failure("task-cache-miss", message, planned.case))
         return None
 
@@ -148,6 +153,7 @@ class TaskStep:
     async def _produce(self, planned: Planned, slots: Slots) -> Produced:
         from ..tasks.model_task import ModelTask, ask_model
         from ..tasks.output_cache import StoredOutput
+        from ..tasks.python_task import TaskRaised
         from ..tasks.task_input import TaskOutputError, output_value
         from .spending import priced_usage
 
@@ -178,7 +184,7 @@ class TaskStep:
                         raw = await task(
                             _task_input(planned.benchmark, planned.case, task_sees_truth(planned.built))
                         )
-                output = output_value(raw)
+                output = _redacted(output_value(raw, self.settings.max_response_bytes))
             except TimeoutError:
                 message = (
                     f"task {label} took longer than --llmjudge-task-timeout={self.settings.task_timeout:g}s"
@@ -186,6 +192,9 @@ class TaskStep:
                 raise TaskFailed(_failure("task-timeout", message, planned.case)) from None
             except TaskOutputError as exc:
                 raise TaskFailed(_failure("task-output", f"task {label} {exc}", planned.case)) from None
+            except TaskRaised as exc:  # whatever a Python task raises, SystemExit included
+                message = "\n".join([f"task {label} raised {exc}", *user_frames(exc.raised, self.root)])
+                raise TaskFailed(_failure("task-error", message, planned.case)) from None
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # whatever the system under test raises is its case's ERROR
@@ -279,6 +288,10 @@ def task_sees_truth(built: BuiltTask) -> bool:
 
 
 def _task_input(benchmark: str, case: Case, sees_truth: bool) -> Any:
+    """What a Python task is given: copies, so that a task changing them (``inputs`` nested
+    values, ``ground_truth.clear()``) never changes what the judge is told."""
+    from copy import deepcopy
+
     from ..tasks.task_input import TaskInput
 
     spec = case.spec
@@ -286,10 +299,24 @@ def _task_input(benchmark: str, case: Case, sees_truth: bool) -> Any:
         case.id,
         benchmark,
         spec.source_narrative,
-        dict(spec.inputs or {}),
-        spec.ground_truth if sees_truth else None,
-        dict(spec.metadata or {}),
+        deepcopy(dict(spec.inputs or {})),
+        deepcopy(spec.ground_truth) if sees_truth else None,
+        deepcopy(dict(spec.metadata or {})),
     )
+
+
+def _redacted(value: Any) -> Any:
+    """A produced output without secrets (an API key a task echoes), as reasons are redacted: it
+    reaches the judge, the results file, the HTML report and the output cache."""
+    from .redact import redact
+
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, dict):
+        return {redact(key): _redacted(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_redacted(item) for item in value]
+    return value
 
 
 def _as_given(task_input: Any) -> dict[str, Any]:

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..gating.costs import CostTotal, cost_of
-from ..gating.gates import BenchmarkGate, RubricGate, why
+from ..gating.gates import BenchmarkGate, RubricGate, task_errored, why
 from ..gating.records import CaseRecord
 from ..judging.pricing import format_usd
 
@@ -274,7 +274,7 @@ class Stats:
         stats = cls(cache_write_errors=list(cache_write_errors))
         records = list(records)
         for r in records:
-            if r.result not in {"pass", "fail", "error"} or r.model == "checks":
+            if r.result not in {"pass", "fail", "error"} or r.model == "checks" or task_errored(r):
                 continue
             if r.result == "error":
                 stats.errors += 1

@@ -157,6 +157,8 @@ def resolve(
             break
         else:
             values[name] = getattr(DEFAULTS, name)
+            if name == "task_cache" and values["cache"] == "replay":
+                values[name] = "replay"  # a replay calls no model, a task's neither, unless asked
     return RunSettings(**values)
 
 

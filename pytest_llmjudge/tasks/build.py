@@ -22,7 +22,8 @@ Task = PythonTask | ModelTask
 
 @dataclass(frozen=True)
 class TaskOptions:
-    """The run's task options: ``--llmjudge-task``, ``--llmjudge-task-model`` and its base URL."""
+    """The run's task options: ``--llmjudge-task``, ``--llmjudge-task-model`` and
+    ``--llmjudge-task-base-url`` (each replaces the model tasks' own, also the one alone)."""
 
     task: str | None = None
     model: str | None = None
@@ -63,9 +64,9 @@ def _model_task(
     where: Location,
 ) -> BuiltTask:
     model = options.model or spec.model
-    base_url = options.base_url if options.model else spec.base_url
-    if options.model and options.base_url is None:
-        base_url = None
+    # --llmjudge-task-base-url serves every model task, also under its own model name (the
+    # candidate's server in CI); --llmjudge-task-model alone is a model of its provider's own URL
+    base_url = options.base_url if options.base_url is not None or options.model else spec.base_url
     if model is None:
         raise SpecError(
             where,

@@ -1,12 +1,21 @@
 """A Python callable as a task: ``task: "package.module:function"``, imported from the rootdir as a
-conftest is, sync or async, called with one ``TaskInput``."""
+conftest is, sync or async, called with one ``TaskInput``.
+
+A sync task runs in a daemon thread of its own: one that outlives its timeout is abandoned, and
+never keeps the process alive after the run (a worker of ``asyncio.to_thread`` is joined at exit).
+Whatever it raises, ``SystemExit`` and ``KeyboardInterrupt`` included, comes back as ``TaskRaised``
+instead of reaching the scheduler's loop, which would stop with it.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import contextvars
 import importlib
 import inspect
 import sys
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,12 +43,59 @@ class PythonTask:
         return digest({"kind": "python", "import_path": self.import_path, "version": self.version})
 
     async def __call__(self, task_input: TaskInput) -> Any:
-        if inspect.iscoroutinefunction(self.function):
-            return await self.function(task_input)
-        result = await asyncio.to_thread(self.function, task_input)
-        if inspect.isawaitable(result):  # a callable object whose __call__ is async
-            return await result
-        return result
+        """The task's return value; raises ``TaskRaised`` with whatever the task raised."""
+        try:
+            if inspect.iscoroutinefunction(self.function):
+                return await self.function(task_input)
+            result = await in_daemon_thread(self.function, task_input)
+            if inspect.isawaitable(result):  # a callable object whose __call__ is async
+                return await result
+            return result
+        except TaskRaised:
+            raise
+        except asyncio.CancelledError as exc:
+            current = asyncio.current_task()
+            if current is not None and current.cancelling():
+                raise  # this run cancels it (a timeout, -x, Ctrl-C): not the task's own doing
+            raise TaskRaised(exc) from None
+        except BaseException as exc:  # SystemExit, KeyboardInterrupt, GeneratorExit: the task's
+            raise TaskRaised(exc) from None
+
+
+class TaskRaised(Exception):
+    """What a task raised, any ``BaseException``, carried as an ordinary exception."""
+
+    def __init__(self, raised: BaseException) -> None:
+        super().__init__(f"{type(raised).__name__}: {raised}" if str(raised) else type(raised).__name__)
+        self.raised = raised
+
+
+async def in_daemon_thread(function: Callable[[TaskInput], Any], argument: TaskInput) -> Any:
+    """``function(argument)`` in a new daemon thread, awaited; raises ``TaskRaised``."""
+    loop = asyncio.get_running_loop()
+    done: asyncio.Future[Any] = loop.create_future()
+    context = contextvars.copy_context()
+
+    def settle(result: Any, raised: BaseException | None) -> None:
+        if done.done():  # abandoned: its timeout passed, or the run was cancelled
+            return
+        if raised is not None:
+            done.set_exception(TaskRaised(raised))
+        else:
+            done.set_result(result)
+
+    def work() -> None:
+        result: Any = None
+        raised: BaseException | None = None
+        try:
+            result = context.run(function, argument)
+        except BaseException as exc:  # whatever it is, it is the case's ERROR
+            raised = exc
+        with contextlib.suppress(RuntimeError):  # the loop is closed: nobody waits any more
+            loop.call_soon_threadsafe(settle, result, raised)
+
+    threading.Thread(target=work, name="llmjudge-task", daemon=True).start()
+    return await done
 
 
 def load_python_task(
