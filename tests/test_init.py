@@ -16,9 +16,6 @@ from pytest_llmjudge.cli.main import main
 from pytest_llmjudge.cli.schema import shipped_path
 
 JUDGE = Path(capital_judge.__file__).read_text(encoding="utf-8")
-# The first run records the prompt snapshot by itself once new snapshots are recorded outside CI;
-# until then it is accepted with --snapshot-update.
-FIRST_RUN = ("--snapshot-update",)
 WRITTEN = (
     "pytest.ini",
     "benchmarks/CAPITALS.yaml",
@@ -49,11 +46,10 @@ def test_the_suite_init_writes_passes_its_first_run(
     assert "llmjudge compile benchmarks/CAPITALS.yaml" in out
     assert "pytest benchmarks --llmjudge-model local" in out
     pytester.makeconftest(JUDGE)
-    result = pytester.runpytest(
-        "benchmarks", "-p", "no:cacheprovider", "--llmjudge-results=r.json", *FIRST_RUN
-    )
+    result = pytester.runpytest("benchmarks", "-p", "no:cacheprovider", "--llmjudge-results=r.json")
     assert result.ret == 0, result.stdout.str()
     result.assert_outcomes(passed=4)  # the prompt snapshot and three cases
+    assert "snapshot recorded" in result.stdout.str()
     assert (pytester.path / "benchmarks/__snapshots__/CAPITALS.ambr").is_file()
     cases = json.loads((pytester.path / "r.json").read_text())["benchmarks"][0]["cases"]
     produced = {case["id"]: case["produced"] for case in cases}
@@ -111,7 +107,7 @@ def test_an_existing_pyproject_gets_the_pytest_table_appended(
     assert config["project"] == {"name": "mine"} and config["tool"]["ruff"] == {"line-length": 100}
     assert not (pytester.path / "pytest.ini").exists()
     pytester.makeconftest(JUDGE)
-    result = pytester.runpytest("benchmarks", "-p", "no:cacheprovider", *FIRST_RUN)
+    result = pytester.runpytest("benchmarks", "-p", "no:cacheprovider")
     assert result.ret == 0 and "configfile: pyproject.toml" in result.stdout.str()
 
 

@@ -16,7 +16,6 @@ import sys
 from pathlib import Path
 
 import pytest
-from test_init import FIRST_RUN
 
 TESTS = Path(__file__).resolve().parent
 README = TESTS.parent / "README.md"
@@ -109,8 +108,8 @@ def run_commands(commands: list[str], cwd: Path, env: dict[str, str], verbatim: 
 def environment(verbatim: bool) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k != "CI" and not k.startswith(("LLMJUDGE_", "PYTEST_"))}
     env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
-    options = [*FIRST_RUN] if verbatim else ["-p", "capital_judge", *FIRST_RUN]
-    env["PYTEST_ADDOPTS"] = " ".join(options)
+    if not verbatim:
+        env["PYTEST_ADDOPTS"] = "-p capital_judge"
     env["PYTHONPATH"] = str(TESTS)
     return env
 
