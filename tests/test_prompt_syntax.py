@@ -91,6 +91,7 @@ def test_every_content_line_of_a_markdown_prompt_reaches_the_request() -> None:
     sections = parse_prompt(MARKDOWN_PROMPT, "p.md")
     assert not problems(sections)
     sent = system_instructions(sections.system) + "\n" + compile_rubric(sections, "A-G1")
+    assert "Automatic fail if any of the following are true:\n- The output has no greeting." in sent
     headings = {h.line for h in sections.headings}
     inputs = sections.heading("inputs")
     assert inputs is not None

@@ -253,6 +253,7 @@ _INPUT_LINE = re.compile(
 )
 _INPUTS_HOLD = "INPUTS holds only input names and {placeholders}; the plugin sends each case's data there"
 _AFTER_INPUTS = "a section after INPUTS: only the output instruction may follow INPUTS, move it above INPUTS"
+_BARE_FAIL = re.compile(r"^automatic(?:ally)?\s+fail\s*:?$", re.IGNORECASE)
 _BEHAVIOR_LINE = "BEHAVIOR holds one line, the behavior id; put an explanation under DESCRIPTION"
 
 
@@ -310,6 +311,12 @@ class _Reader:
         return [Unplaced(number, text.strip(), _BEHAVIOR_LINE) for number, text in lines[1:]]
 
 
+def _fail_header(text: str) -> str:
+    """The Automatic fail header as written, or the canonical one for a bare ``### Automatic fail``."""
+    bare = not text or _BARE_FAIL.match(text)
+    return PromptSections.automatic_fail_header if bare else text
+
+
 def parse_prompt(text: str, path: str) -> PromptSections:
     """Split a prompt file into canonical sections; a line no section holds is kept in ``unplaced``."""
     reader = _Reader()
@@ -335,7 +342,7 @@ def parse_prompt(text: str, path: str) -> PromptSections:
         description=" ".join(prose_of("description").split()),
         include=parse_bullets(bodies.get("include", [])),
         ignore=parse_bullets(bodies.get("ignore", [])),
-        automatic_fail_header=reader.header_text.get("automatic_fail", PromptSections.automatic_fail_header),
+        automatic_fail_header=_fail_header(reader.header_text.get("automatic_fail", "")),
         automatic_fail=parse_bullets(bodies.get("automatic_fail", [])),
         pass_conditions=parse_bullets(bodies.get("pass_conditions", [])),
         acceptable_variations=parse_bullets(bodies.get("acceptable_variations", [])),

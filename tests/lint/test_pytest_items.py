@@ -84,7 +84,7 @@ Pass conditions (all must be satisfied):
 
 def benchmark_using(code: str, prompt: str) -> str:
     return (
-        f"code: {code}\nlabel: {code}\nevaluator_type: llm_judge\n"
+        f"code: {code}\nlabel: {code}\nconcept: The output is right.\nevaluator_type: llm_judge\n"
         f"inclusion_criteria: Apply when there is output. Flag if it is wrong.\n"
         f"llm_prompt_file: evaluators/llm-judge/{prompt}\n"
     )
