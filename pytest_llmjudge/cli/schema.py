@@ -30,7 +30,8 @@ _TITLES = {
     "prompt-template": (
         "pytest-llmjudge prompt-template file",
         "The prompt of a model task: 'prompt: {template: ...}' (one user message) or "
-        "'messages: [{role, content}]' (a conversation); templates are jinja2.",
+        "'prompt: {messages: [{role, content}]}' (a conversation), with template_variables, "
+        "metadata, client_parameters and custom_data under 'prompt:' or beside it; templates are jinja2.",
     ),
 }
 
@@ -69,10 +70,10 @@ def _body(kind: str) -> dict[str, Any]:
             "required": ["cases"],  # other keys beside 'cases' are ignored, as the loader does
         }
         return {"$defs": body["$defs"], "anyOf": [cases, wrapped]}
-    # the loader tells the two formats apart by their top-level key; each forbids the other's
-    from ..tasks.prompt_template import _MessagesFormat, _SeedFormat
+    # the loader tells the layouts apart by their keys; each forbids the others'
+    from ..tasks.prompt_template import FileFormat
 
-    return TypeAdapter(_SeedFormat | _MessagesFormat).json_schema()
+    return TypeAdapter(FileFormat).json_schema()
 
 
 _BOUNDS = {"ge": "minimum", "le": "maximum", "gt": "exclusiveMinimum", "lt": "exclusiveMaximum"}

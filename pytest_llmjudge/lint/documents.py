@@ -129,7 +129,10 @@ def yaml_kind(data: Any) -> Kind | None:
 def is_chat_template(data: Any) -> bool:
     """A ``messages:`` list of role/content templates (a model task's conversation)? Other YAML
     may have a ``messages`` key (translations, say): one entry must look like a message."""
-    messages = data.get("messages") if isinstance(data, dict) and "code" not in data else None
+    if not isinstance(data, dict) or "code" in data:
+        return False
+    prompt = data.get("prompt")
+    messages = prompt.get("messages") if isinstance(prompt, dict) else data.get("messages")
     return isinstance(messages, list) and any(
         isinstance(m, dict) and ("role" in m or "content" in m) for m in messages
     )
@@ -200,16 +203,15 @@ def _template_document(path: Path, display: str, text: str, source: Sourced) -> 
 
 def _task_template_document(path: Path, display: str, text: str, source: Sourced) -> TemplateDocument:
     template = parse_prompt_template(source)
-    chat = isinstance(source.data, dict) and "messages" in source.data  # else the seed's format
     return TemplateDocument(
         path=path,
         display=display,
         text=text,
         source=source,
         templates=tuple(message.template for message in template.messages),
-        template_key=("messages",) if chat else ("prompt", "template"),
+        template_key=template.template_key,
         variables=template.declared,
-        variables_key=("template_variables",) if chat else ("prompt", "template_variables"),
+        variables_key=template.variables_key,
         used=template.used,
         for_task=True,
     )

@@ -1,10 +1,12 @@
 """Prompt-template files for model tasks: loading them at their lines, rendering them per case.
 
-Two formats. The prompt-template YAML format (``prompt: {template, template_variables}`` with
-``metadata``, ``client_parameters`` and ``custom_data``) is one user message; a ``messages:``
-list of ``{role, content}`` templates is a whole conversation. Templates are jinja2, rendered
-with ``StrictUndefined``: a variable the case lacks is an error naming the fields it has, never
-an empty hole in the prompt.
+The prompt_templates library's layout puts everything under ``prompt:``: ``template`` (one user
+message) or ``messages`` (a list of ``{role, content}`` templates: a whole conversation),
+``template_variables`` (or its older name ``input_variables``), ``metadata``,
+``client_parameters`` and ``custom_data``. The flat layout, with ``messages:`` or those keys at
+the top level beside ``prompt: {template}``, loads too. Templates are jinja2, rendered in a
+bounded sandbox (``sandbox``) with ``StrictUndefined``: a variable the case lacks is an error
+naming the fields it has, never an empty hole in the prompt.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypeAlias
 
 import jinja2
 from jinja2 import meta
@@ -30,6 +32,7 @@ from .few_shot import Example
 from .fields import case_fields
 
 __all__ = [
+    "FileFormat",
     "PromptTemplate",
     "RenderedMessage",
     "TemplateFieldError",
@@ -42,24 +45,13 @@ __all__ = [
 ]
 
 Role = Literal["system", "user", "assistant"]
+Key = tuple[str | int, ...]
 EXAMPLES = "examples"  # the variable that receives the few-shot examples, when a template names it
-_FORMATS_HINT = "write 'prompt: {template: ...}' or 'messages: [{role: user, content: ...}]'"
+_FORMATS_HINT = "write 'prompt: {template: ...}' or 'prompt: {messages: [{role: user, content: ...}]}'"
 
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class _PromptBody(_Strict):
-    template: str
-    template_variables: list[str] | None = None
-
-
-class _SeedFormat(_Strict):
-    prompt: _PromptBody
-    metadata: dict[str, Any] | None = None
-    client_parameters: dict[str, Any] | None = None
-    custom_data: dict[str, Any] | None = None
 
 
 class _Message(_Strict):
@@ -67,12 +59,50 @@ class _Message(_Strict):
     content: str
 
 
-class _MessagesFormat(_Strict):
-    messages: Annotated[list[_Message], Field(min_length=1)]
+class _Common(_Strict):
     template_variables: list[str] | None = None
     metadata: dict[str, Any] | None = None
     client_parameters: dict[str, Any] | None = None
     custom_data: dict[str, Any] | None = None
+
+
+class _Layer(_Common):
+    """What a file holds at its top level and, in the prompt_templates library's layout, under
+    ``prompt:``; the library's own files put everything under ``prompt:``."""
+
+    messages: Annotated[list[_Message], Field(min_length=1)] | None = None
+
+
+class _PromptBody(_Layer):
+    template: str | None = None
+    input_variables: list[str] | None = None  # the library's older name for template_variables
+
+
+class _File(_Layer):
+    prompt: _PromptBody | None = None
+
+
+# The same layouts for the JSON schema: one variant each, so that an editor flags a file with
+# both 'template' and 'messages', or neither, as the loader does.
+class _TemplatePrompt(_Common):
+    template: str
+    input_variables: list[str] | None = None
+
+
+class _ChatPrompt(_Common):
+    messages: Annotated[list[_Message], Field(min_length=1)]
+    input_variables: list[str] | None = None
+
+
+class _PromptFile(_Common):
+    prompt: _TemplatePrompt | _ChatPrompt
+
+
+class _ChatFile(_Common):
+    messages: Annotated[list[_Message], Field(min_length=1)]
+
+
+FileFormat: TypeAlias = _PromptFile | _ChatFile  # the file's layouts, for ``llmjudge schema``
 
 
 @dataclass(frozen=True)
@@ -99,6 +129,8 @@ class PromptTemplate:
     declared: tuple[str, ...] | None  # ``template_variables``; None when the file declares none
     client_parameters: tuple[tuple[str, Any], ...]
     digest: str
+    template_key: tuple[str, ...] = ("prompt", "template")  # where the templates are (for the linter)
+    variables_key: tuple[str, ...] = ("prompt", "template_variables")
 
     @property
     def used(self) -> tuple[str, ...]:
@@ -148,31 +180,19 @@ def parse_prompt_template(doc: Sourced) -> PromptTemplate:
             "a prompt-template file has either 'prompt:' or 'messages:', not both",
             "keep one of the two",
         )
-    if "messages" in data:
-        chat = _validate(_MessagesFormat, data, doc)
-        messages = tuple(
-            TemplateMessage(m.role, m.content, doc.where(("messages", i, "content")).line)
-            for i, m in enumerate(chat.messages)
-        )
-        if not any(m.role == "user" for m in messages):
-            raise SpecError(
-                doc.where(("messages",)),
-                "messages",
-                "no message has role 'user'",
-                "add '- {role: user, content: ...}' with the case's fields",
-            )
-        declared, parameters = chat.template_variables, chat.client_parameters
-        keys: list[tuple[str | int, ...]] = [("messages", i, "content") for i in range(len(messages))]
-    elif "prompt" in data:
-        seed = _validate(_SeedFormat, data, doc)
-        line = doc.where(("prompt", "template")).line
-        messages = (TemplateMessage("user", seed.prompt.template, line),)
-        declared, parameters = seed.prompt.template_variables, seed.client_parameters
-        keys = [("prompt", "template")]
-    else:
+    if "messages" not in data and "prompt" not in data:
         raise _no_template(data, doc)
+    loaded: _File = _validate(_File, data, doc)
+    layers: list[tuple[Key, _Layer]] = [((), loaded)]
+    if loaded.prompt is not None:
+        layers.append((("prompt",), loaded.prompt))
+    messages, keys, template_key = _messages(loaded, doc)
     for message, key in zip(messages, keys, strict=True):
         _check_syntax(message.template, doc, key)
+    declared, variables_key = _only_one(layers, ("template_variables", "input_variables"), doc)
+    parameters, _ = _only_one(layers, ("client_parameters",), doc)
+    _only_one(layers, ("metadata",), doc)
+    _only_one(layers, ("custom_data",), doc)
     client_parameters = tuple(sorted((parameters or {}).items()))
     declared_names = tuple(declared) if declared is not None else None
     identity = {
@@ -180,7 +200,79 @@ def parse_prompt_template(doc: Sourced) -> PromptTemplate:
         "declared": declared_names,
         "client_parameters": client_parameters,
     }
-    return PromptTemplate(doc.path, messages, declared_names, client_parameters, digest(identity))
+    return PromptTemplate(
+        doc.path,
+        messages,
+        declared_names,
+        client_parameters,
+        digest(identity),
+        template_key,
+        tuple(map(str, variables_key or (*template_key[:-1], "template_variables"))),
+    )
+
+
+def _messages(loaded: _File, doc: Sourced) -> tuple[tuple[TemplateMessage, ...], list[Key], tuple[str, ...]]:
+    """The file's message templates, the key of each, and the key that holds them all."""
+    body = loaded.prompt
+    if body is None and loaded.messages is not None:
+        return (*_chat(loaded.messages, ("messages",), doc), ("messages",))
+    if body is not None and body.messages is not None:
+        if body.template is not None:
+            raise SpecError(
+                doc.where(("prompt", "messages")),
+                "prompt.messages",
+                "'prompt:' has either 'template:' or 'messages:', not both",
+                "keep one of the two",
+            )
+        return (*_chat(body.messages, ("prompt", "messages"), doc), ("prompt", "messages"))
+    if body is None or body.template is None:
+        raise SpecError(
+            doc.where(("prompt", "template")),
+            "prompt.template",
+            "required field is missing",
+            "write 'template: ...' (one user message) or 'messages: [...]' under 'prompt:'",
+        )
+    line = doc.where(("prompt", "template")).line
+    return (TemplateMessage("user", body.template, line),), [("prompt", "template")], ("prompt", "template")
+
+
+def _chat(
+    chat: list[_Message], key: tuple[str, ...], doc: Sourced
+) -> tuple[tuple[TemplateMessage, ...], list[Key]]:
+    keys: list[Key] = [(*key, i, "content") for i in range(len(chat))]
+    messages = tuple(
+        TemplateMessage(m.role, m.content, doc.where(k).line) for m, k in zip(chat, keys, strict=True)
+    )
+    if not any(m.role == "user" for m in messages):
+        raise SpecError(
+            doc.where(key),
+            dotted(key),
+            "no message has role 'user'",
+            "add '- {role: user, content: ...}' with the case's fields",
+        )
+    return messages, keys
+
+
+def _only_one(
+    layers: list[tuple[Key, _Layer]], names: tuple[str, ...], doc: Sourced
+) -> tuple[Any, Key | None]:
+    """The value given under one of ``names`` (at the top level or under ``prompt:``) and its key;
+    a value given twice is an error at the second."""
+    found = [
+        ((*prefix, name), getattr(layer, name))
+        for prefix, layer in layers
+        for name in names
+        if getattr(layer, name, None) is not None
+    ]
+    if len(found) > 1:
+        (first, _), (second, _) = found[:2]
+        raise SpecError(
+            doc.where(second),
+            dotted(second),
+            f"given as '{dotted(first)}' as well",
+            f"keep one of '{dotted(first)}' and '{dotted(second)}'",
+        )
+    return (found[0][1], found[0][0]) if found else (None, None)
 
 
 def _validate(model: type[_Strict], data: dict[str, Any], doc: Sourced) -> Any:
