@@ -41,7 +41,7 @@ MAX_CHARS = 4_000_000  # characters of one value or of the rendered text: about 
 MAX_BUILT = 4 * MAX_CHARS  # characters built in one render, intermediate values included
 MAX_STEPS = 200_000  # loop iterations and calls in one render
 _CALL_STEPS = 5  # a call (a macro's above all) costs about as much as five loop iterations
-_MAX_DIGITS = 10_000  # of a number that ``**`` computes
+_MAX_DIGITS = 10_000  # of a number that ``*`` or ``**`` computes
 _HUGE_FIELD = re.compile(  # a printf or str.format width or precision of 7 digits or more
     r"%(?:\([^)]*\))?[-+ #0]*(?:\d{7,}|\d*\.\d{7,})|\{[^{}]*:[^{}]*\d{7,}[^{}]*\}"
 )
@@ -125,14 +125,20 @@ def _check_binop(operator: str, left: Any, right: Any) -> None:
         for sequence, times in ((left, right), (right, left)):
             if isinstance(sequence, str | list | tuple) and _width(times) > 0:
                 _building(_size(sequence) * _width(times))
+        if _width(left) and _width(right):  # squaring in a loop doubles the digits each time
+            _check_digits(abs(_width(left)).bit_length() + abs(_width(right)).bit_length())
     elif operator == "+" and isinstance(left, str | list | tuple) and isinstance(right, str | list | tuple):
         _building(_size(left) + _size(right))
     elif operator == "**" and _width(left) and _width(right) > 0:
-        digits = _width(right) * len(str(abs(_width(left))))
-        if digits > _MAX_DIGITS:
-            raise TemplateLimitError(f"a number of about {digits:,} digits (the limit is {_MAX_DIGITS:,})")
+        _check_digits(abs(_width(left)).bit_length() * _width(right))
     elif operator == "%" and isinstance(left, str):
         _check_format(left)
+
+
+def _check_digits(bits: int) -> None:
+    digits = int(bits * 0.30103) + 1  # log10(2)
+    if digits > _MAX_DIGITS:
+        raise TemplateLimitError(f"a number of about {digits:,} digits (the limit is {_MAX_DIGITS:,})")
 
 
 def _check_format(text: str) -> None:

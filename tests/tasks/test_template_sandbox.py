@@ -139,6 +139,11 @@ def test_llmjudge_compile_shows_a_template_that_would_not_end_stopped_at_its_lim
             "{% endfor %}{{ ns.s }}",
             "a value of 4,194,308 characters (the limit is 4,000,000)",
         ),
+        (
+            "{% set ns = namespace(n=3) %}{% for i in range(60) %}{% set ns.n = ns.n * ns.n %}"
+            "{% endfor %}{{ ns.n > 0 }}",
+            "a number of about 15,635 digits (the limit is 10,000)",
+        ),
         ("{{ source_narrative * 10**12 }}", "a value of 16,000,000,000,000 characters"),
         ("{{ source_narrative|center(10**12) }}", "a value of 1,000,000,000,000 characters"),
         ("{{ source_narrative.ljust(10**12) }}", "a value of 1,000,000,000,000 characters"),
@@ -152,7 +157,7 @@ def test_llmjudge_compile_shows_a_template_that_would_not_end_stopped_at_its_lim
         ),
     ],
     ids=[
-        "range", "nested-loops", "string-loops", "macro-bomb", "recursion", "doubling", "repeat",
+        "range", "nested-loops", "string-loops", "macro-bomb", "recursion", "doubling", "squaring", "repeat",
         "center", "ljust", "list-repeat", "percent-width", "format-width", "lipsum", "output-size",
     ],
 )  # fmt: skip
