@@ -29,7 +29,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -94,7 +94,9 @@ class HttpRun:
     completions: int
     peak: int
     server_median: float  # the server's median time per completion
+    in_flight: float = 0.0  # calls in flight on average while the server was answering
     call_median: float | None = None  # the plugin's median per-call latency (its results file)
+    phases: str = ""  # the plugin's phases (``phase_clock``), as text
 
 
 def load() -> str:
@@ -134,21 +136,25 @@ def judged_args(server: JudgeServer, concurrency: int) -> list[str]:
     ]
 
 
-def timed(command: Sequence[str], cwd: Path) -> tuple[float, float, subprocess.CompletedProcess[str]]:
+def timed(
+    command: Sequence[str], cwd: Path, env: dict[str, str] | None = None
+) -> tuple[float, float, subprocess.CompletedProcess[str]]:
     """Run ``command``: its wall time, its CPU seconds, and what it printed."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    done = subprocess.run(command, cwd=cwd, env=environment(), capture_output=True, text=True, check=False)
+    done = subprocess.run(
+        command, cwd=cwd, env=env or environment(), capture_output=True, text=True, check=False
+    )
     seconds = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
     return seconds, cpu, done
 
 
-def pytest_run(root: Path, *args: str) -> tuple[float, float]:
+def pytest_run(root: Path, *args: str, env: dict[str, str] | None = None) -> tuple[float, float]:
     """Wall time and CPU seconds of one pytest process that must pass."""
     command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args]
-    seconds, cpu, done = timed(command, root)
+    seconds, cpu, done = timed(command, root, env)
     if done.returncode:
         raise SystemExit(f"pytest failed ({done.returncode}):\n{done.stdout[-4000:]}\n{done.stderr[-4000:]}")
     return seconds, cpu
@@ -167,24 +173,68 @@ def latencies(results: Any) -> Iterator[float]:
             yield from latencies(item)
 
 
-def server_view(server: JudgeServer) -> tuple[float, int, int, float]:
-    """The judging phase the server saw since the last reset, its completions, peak and median."""
+@dataclass(frozen=True)
+class ServerView:
+    """What the server saw of one run since its counters were reset."""
+
+    first_request: float
+    last_answer: float
+    completions: int
+    peak: int
+    median: float  # its median time per completion
+    in_flight: float  # completions in flight on average, first request to last answer
+
+    @property
+    def phase(self) -> float:
+        return self.last_answer - self.first_request if self.completions else 0.0
+
+
+def server_view(server: JudgeServer) -> ServerView:
     stats = server.stats(reset=True)
-    phase = stats["last_answer"] - stats["first_request"] if stats["completions"] else 0.0
-    median = statistics.median(stats["seconds"]) if stats["seconds"] else 0.0
-    return phase, stats["completions"], stats["peak"], median
+    seconds = stats["seconds"]
+    view = ServerView(
+        stats["first_request"], stats["last_answer"], stats["completions"], stats["peak"], 0.0, 0.0
+    )
+    if not seconds:
+        return view
+    in_flight = sum(seconds) / view.phase if view.phase else 0.0
+    return replace(view, median=statistics.median(seconds), in_flight=in_flight)
+
+
+def phase_text(marks: dict[str, float], launched: float, ended: float, view: ServerView) -> str:
+    """The plugin run's phases: start-up, collection, judging (as the server saw it), the tail."""
+    started = marks.get("collection_started", launched)
+    parts = [
+        f"start-up {started - launched:.2f}",
+        f"collection {marks.get('collection_finished', started) - started:.2f}",
+        f"first call at {view.first_request - launched:.2f}",
+        f"judging {view.phase:.2f}",
+        f"last answer to exit {ended - view.last_answer:.2f}",
+        f"(summary and results {ended - marks.get('session_finishing', ended):.2f})",
+    ]
+    return "phases, s: " + ", ".join(parts)
 
 
 def run_plugin(root: Path, server: JudgeServer, concurrency: int, extra: Sequence[str]) -> HttpRun:
     results = root / "results.json"
     results.unlink(missing_ok=True)
+    marks = root / "phases.json"
     server.stats(reset=True)
-    args = [*judged_args(server, concurrency), f"--llmjudge-results={results}", *extra]
-    seconds, cpu = pytest_run(root, *args)
-    phase, completions, peak, median = server_view(server)
+    args = [*judged_args(server, concurrency), f"--llmjudge-results={results}", "-p", "phase_clock", *extra]
+    here = str(Path(__file__).resolve().parent)
+    env = environment()
+    env.update(
+        BENCH_PHASES=str(marks), PYTHONPATH=os.pathsep.join(filter(None, (here, env.get("PYTHONPATH"))))
+    )
+    launched = time.time()
+    seconds, cpu = pytest_run(root, *args, env=env)
+    view = server_view(server)
     seen = list(latencies(json.loads(results.read_text()))) if results.exists() else []
     call = statistics.median(seen) if seen else None
-    return HttpRun(seconds, cpu, phase, completions, peak, median, call)
+    phases = phase_text(json.loads(marks.read_text()), launched, launched + seconds, view)
+    return HttpRun(
+        seconds, cpu, view.phase, view.completions, view.peak, view.median, view.in_flight, call, phases
+    )
 
 
 def run_client(root: Path, server: JudgeServer, kind: str, concurrency: int) -> HttpRun:
@@ -203,8 +253,10 @@ def run_client(root: Path, server: JudgeServer, kind: str, concurrency: int) -> 
     if done.returncode:
         raise SystemExit(f"the {kind} loop failed:\n{done.stderr[-4000:]}")
     result = json.loads(done.stdout.strip().splitlines()[-1])
-    _, completions, peak, median = server_view(server)
-    return HttpRun(seconds, cpu, float(result["seconds"]), completions, peak, median)
+    view = server_view(server)
+    return HttpRun(
+        seconds, cpu, float(result["seconds"]), view.completions, view.peak, view.median, view.in_flight
+    )
 
 
 def prepare(root: Path, server: JudgeServer, concurrency: int, cases: int) -> None:
@@ -281,13 +333,15 @@ def print_rows(
         ratios = f"{run.seconds / floor:>9.2f}{run.seconds / sdk:>7.2f}"
         print(f"{name:<34}{run.seconds:>9.2f}{ratios}  runs {spread}")
         note = f"CPU {run.cpu:.2f} s; {inner} {run.inner:.2f} s; {run.completions} calls"
-        note += f", at most {run.peak} in flight"
+        note += f", in flight {run.in_flight:.1f} on average, {run.peak} at most"
         if run.call_median is not None:
             overhead = (run.call_median - run.server_median) * 1000
             note += (
                 f"; per call {run.call_median:.3f} s (server {run.server_median:.3f} s, +{overhead:.0f} ms)"
             )
         print(f"{'':<34}{'':>25}  {note}")
+        if run.phases:
+            print(f"{'':<34}{'':>25}  {run.phases}")
     plugin = _median(rows["plugin"]).seconds
     print(
         f"targets: plugin <= 1.15x the SDK loop ({1.15 * sdk:.2f} s) and <= 1.4x the floor "
