@@ -42,12 +42,12 @@ from pydantic_evals.evaluators.llm_as_a_judge import (
 )
 
 from pytest_llmjudge.compile.request import CompiledRequest, compile_case, sections_from_fields
-from pytest_llmjudge.judging.models import openai_compatible_model
 from pytest_llmjudge.local.server import (
     available_cores,
     prepare_packaged_model,
     start_local_server,
 )
+from pytest_llmjudge.models.models import openai_compatible_model
 from pytest_llmjudge.suite.files import load_benchmark
 from pytest_llmjudge.suite.prompt_file import parse_prompt
 

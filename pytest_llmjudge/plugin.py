@@ -200,7 +200,7 @@ def pytest_configure(config: pytest.Config) -> None:
         state.service.judges.serve_workers(model)
     if controller:
         # An unusable verdict cache is one usage error here, not a crash in every worker.
-        from .judging.judges import JudgeSetupError
+        from .models.judges import JudgeSetupError
 
         try:
             state.service.check_cache()

@@ -10,8 +10,8 @@ import random
 import pytest
 
 from pytest_llmjudge.compile.request import CompiledRequest
-from pytest_llmjudge.judging.cache import cache_key
-from pytest_llmjudge.judging.retries import RetryPolicy, judge_with_retries
+from pytest_llmjudge.execution.cache import cache_key
+from pytest_llmjudge.execution.retries import RetryPolicy, judge_with_retries
 from pytest_llmjudge.judging.verdict import JudgeFailure, Outcome, Usage, Verdict
 from pytest_llmjudge.reporting.html import p_value
 from pytest_llmjudge.suite.errors import SpecError

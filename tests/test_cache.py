@@ -17,9 +17,9 @@ from conftest import Suite
 
 from pytest_llmjudge.cli.main import main as cli_main
 from pytest_llmjudge.compile.request import CompiledRequest
-from pytest_llmjudge.judging.cache import CACHE_FORMAT, CachedVerdict, CacheError, VerdictCache, cache_key
-from pytest_llmjudge.judging.retries import CaseJob, RetryPolicy, judge_uncached, settle_from_cache
-from pytest_llmjudge.judging.scheduler import Progress, Slots
+from pytest_llmjudge.execution.cache import CACHE_FORMAT, CachedVerdict, CacheError, VerdictCache, cache_key
+from pytest_llmjudge.execution.retries import CaseJob, RetryPolicy, judge_uncached, settle_from_cache
+from pytest_llmjudge.execution.scheduler import Progress, Slots
 from pytest_llmjudge.judging.verdict import JudgeFailure, Outcome, Usage, Verdict
 
 REQUEST = CompiledRequest(
@@ -44,7 +44,7 @@ def test_key_changes_with_request_model_and_answer_relevant_settings() -> None:
 
 
 def test_key_includes_the_cache_format(monkeypatch: pytest.MonkeyPatch) -> None:
-    from pytest_llmjudge.judging import cache as cache
+    from pytest_llmjudge.execution import cache as cache
 
     base = cache_key(REQUEST.digest, "m", {})
     monkeypatch.setattr(cache, "CACHE_FORMAT", CACHE_FORMAT + 1)
@@ -109,8 +109,8 @@ def test_a_killed_run_keeps_verdicts_older_than_half_a_second(tmp_path: Path) ->
     code = (
         "import sys, time\n"
         "from pathlib import Path\n"
-        "from pytest_llmjudge.judging.cache import VerdictCache\n"
-        "from pytest_llmjudge.judging.service import CACHE_BATCH, CACHE_BATCH_SECONDS\n"
+        "from pytest_llmjudge.execution.cache import VerdictCache\n"
+        "from pytest_llmjudge.pipeline.service import CACHE_BATCH, CACHE_BATCH_SECONDS\n"
         "from pytest_llmjudge.judging.verdict import Usage, Verdict\n"
         "cache = VerdictCache(Path(sys.argv[1]), batch=CACHE_BATCH, batch_seconds=CACHE_BATCH_SECONDS)\n"
         "cache.put('k', Verdict(True, 'ok'), 'm', Usage(), 'B1', 'c1')\n"
@@ -184,7 +184,7 @@ def test_processes_create_and_share_one_cache(tmp_path: Path) -> None:
         """
         import sys, time
         from pathlib import Path
-        from pytest_llmjudge.judging.cache import VerdictCache
+        from pytest_llmjudge.execution.cache import VerdictCache
         from pytest_llmjudge.judging.verdict import Usage, Verdict
         path, name, start = Path(sys.argv[1]), sys.argv[2], float(sys.argv[3])
         while time.time() < start:
@@ -212,7 +212,7 @@ def test_a_process_killed_mid_write_leaves_a_valid_cache(tmp_path: Path) -> None
     script = textwrap.dedent(
         f"""
         from pathlib import Path
-        from pytest_llmjudge.judging.cache import VerdictCache
+        from pytest_llmjudge.execution.cache import VerdictCache
         from pytest_llmjudge.judging.verdict import Usage, Verdict
         cache = VerdictCache(Path({str(path)!r}))
         n = 0

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from fake_openai import benchmark_yaml
 
-from pytest_llmjudge.judging.cache import CacheError, VerdictCache
+from pytest_llmjudge.execution.cache import CacheError, VerdictCache
 from pytest_llmjudge.judging.verdict import Usage, Verdict
 
 VERDICT = Verdict(False, "the output is wrong")

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from conftest import GOOD, Suite
 
-from pytest_llmjudge.judging.cache import VerdictCache
+from pytest_llmjudge.execution.cache import VerdictCache
 from pytest_llmjudge.judging.verdict import Usage, Verdict
 
 NOBODY = 65534

@@ -332,7 +332,7 @@ def test_failed_calls_count_as_errors_not_verdicts(guarded: Suite) -> None:
 
 def test_the_label_names_the_url_requests_go_to() -> None:
     """A base URL without /v1 is used as given, so the label must not claim /v1 either."""
-    from pytest_llmjudge.judging.models import judge_label
+    from pytest_llmjudge.models.models import judge_label
 
     assert judge_label("fake-judge", "http://host:8000/") == "openai:fake-judge@http://host:8000"
     assert judge_label("openai:fake-judge", "http://host:8000/v1") == "openai:fake-judge@http://host:8000/v1"

@@ -137,7 +137,7 @@ def test_verdicts_of_one_server_never_answer_for_another_serving_the_same_model_
 
 
 def test_a_gguf_judge_label_changes_with_the_file_not_just_its_name(tmp_path: Path) -> None:
-    from pytest_llmjudge.judging.models import judge_label
+    from pytest_llmjudge.models.models import judge_label
 
     model = tmp_path / "judge.gguf"
     model.write_bytes(b"GGUF" + bytes(3 << 20))

@@ -21,10 +21,23 @@ PACKAGE = PACKAGE_DIR.name
 REPO = PACKAGE_DIR.parent
 
 # The layers in order: each imports only itself and the layers before it.
-LAYERS = ("suite", "local", "tasks", "compile", "judging", "gating", "reporting", "glue")
+LAYERS = (
+    "suite",
+    "local",
+    "cost",
+    "tasks",
+    "compile",
+    "models",
+    "judging",
+    "execution",
+    "pipeline",
+    "gating",
+    "reporting",
+    "glue",
+)
 GLUE_MODULES = {"plugin", "hookspecs"}  # top-level modules that are pytest glue too
 COMMANDS = {"cli", "lint"}  # beside the layers: they use these, and each other, never glue
-COMMANDS_MAY_IMPORT = {"suite", "tasks", "compile", "judging", "gating", "reporting", *COMMANDS}
+COMMANDS_MAY_IMPORT = {*LAYERS[:-1], *COMMANDS} - {"local"}
 GLUE_MAY_IMPORT = {*LAYERS, "lint"}  # lint items (--llmjudge-lint) are pytest glue over the linter
 ROOT = "root"  # pytest_llmjudge/__init__.py (the version): importable from anywhere
 
@@ -135,7 +148,7 @@ def test_the_walk_sees_lazy_and_type_checking_imports() -> None:
     """The rules below would pass vacuously if the walk missed imports inside functions or blocks."""
     seen = {(i.importer, i.imported) for i in INTERNAL}
     judging = f"{PACKAGE}.glue.judging_plugin"
-    assert (judging, f"{PACKAGE}.judging.service") in seen  # under TYPE_CHECKING and in methods
+    assert (judging, f"{PACKAGE}.pipeline.service") in seen  # under TYPE_CHECKING and in methods
     assert (f"{PACKAGE}.glue.reporting_plugin", f"{PACKAGE}.reporting.summary") in seen  # in a function
     assert (f"{PACKAGE}.glue.nodes", f"{PACKAGE}.suite.files") in seen  # ``from ..suite import files``
     assert (f"{PACKAGE}.plugin", f"{PACKAGE}.hookspecs") in seen  # ``from . import hookspecs``
@@ -162,8 +175,8 @@ def test_each_layer_imports_only_itself_and_the_layers_before_it() -> None:
 
 @pytest.mark.parametrize(
     ("libraries", "owners"),
-    [(PYTEST_FRAMEWORK, {"glue"}), (JUDGE_LIBRARIES, {"judging", "tasks"})],
-    ids=["pytest-syrupy-xdist-only-in-glue", "pydantic-ai-and-evals-only-in-judging"],
+    [(PYTEST_FRAMEWORK, {"glue"}), (JUDGE_LIBRARIES, {"models", "judging", "tasks"})],
+    ids=["pytest-syrupy-xdist-only-in-glue", "pydantic-ai-and-evals-only-in-models-judging-tasks"],
 )
 def test_frameworks_are_imported_only_by_their_layer(libraries: set[str], owners: set[str]) -> None:
     wrong = [

@@ -29,7 +29,6 @@ from pydantic_ai.messages import ModelResponse, TextPart
 from pydantic_evals.evaluators.llm_as_a_judge import _build_prompt, _judge_input_output_expected_agent
 
 import pytest_llmjudge
-from pytest_llmjudge.judging.models import openai_compatible_model
 from pytest_llmjudge.local.server import (
     MODEL_CACHE_ENV,
     SHARED_URL_ENV,
@@ -46,6 +45,7 @@ from pytest_llmjudge.local.server import (
     server_for_session,
     start_local_server,
 )
+from pytest_llmjudge.models.models import openai_compatible_model
 
 PACKAGE_PARENT = str(Path(pytest_llmjudge.__file__).resolve().parent.parent)
 

@@ -10,7 +10,7 @@ from contextlib import contextmanager
 
 from conftest import GOOD, Suite
 
-from pytest_llmjudge.judging.scheduler import Progress
+from pytest_llmjudge.execution.scheduler import Progress
 from pytest_llmjudge.reporting.status_line import StatusLine, status_text
 
 # -- gates in --junitxml ---------------------------------------------------------------------

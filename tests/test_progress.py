@@ -10,7 +10,7 @@ from contextlib import contextmanager
 import pytest
 from conftest import Suite
 
-from pytest_llmjudge.judging.scheduler import Progress, Scheduler, Slots
+from pytest_llmjudge.execution.scheduler import Progress, Scheduler, Slots
 from pytest_llmjudge.reporting import status_line
 from pytest_llmjudge.reporting.status_line import ERASE_TO_END, RESTORE, SAVE, StatusLine, status_text, wanted
 

@@ -7,8 +7,8 @@ from collections.abc import Iterator, Mapping
 
 import pytest
 
-from pytest_llmjudge.judging.redact import REDACTED, clean_url, redact, redact_command
 from pytest_llmjudge.judging.verdict import JudgeFailure
+from pytest_llmjudge.models.redact import REDACTED, clean_url, redact, redact_command
 
 
 class ChangingEnvironment(Mapping[str, str]):

@@ -7,7 +7,7 @@ import base64
 
 import pytest
 
-from pytest_llmjudge.judging.redact import REDACTED, clean_url, redact, secrets
+from pytest_llmjudge.models.redact import REDACTED, clean_url, redact, secrets
 
 
 def test_only_secret_variables_are_redacted() -> None:

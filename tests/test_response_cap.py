@@ -20,7 +20,7 @@ import httpx2
 import pytest
 from fake_openai import benchmark_yaml
 
-from pytest_llmjudge.judging.response_cap import CappedStream, UnreadableResponse
+from pytest_llmjudge.models.response_cap import CappedStream, UnreadableResponse
 from pytest_llmjudge.reporting.junit import REASON_LIMIT
 
 CAP_MESSAGE = "larger than the 1,000,000-byte cap (--llmjudge-max-response-bytes)"
@@ -229,8 +229,8 @@ def test_an_answer_within_the_cap_is_decoded_whole(encode: Any, encodings: list[
 
 
 def test_model_strings_get_the_cap_too(monkeypatch: pytest.MonkeyPatch) -> None:
-    from pytest_llmjudge.judging.models import build_model
-    from pytest_llmjudge.judging.response_cap import CappedTransport
+    from pytest_llmjudge.models.models import build_model
+    from pytest_llmjudge.models.response_cap import CappedTransport
 
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-0123456789")
     model: Any = build_model("openai:gpt-4o", max_response_bytes=1234)

@@ -22,6 +22,7 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.profiles import ModelProfile
 
 from pytest_llmjudge.compile.request import CompiledRequest
+from pytest_llmjudge.execution.retries import RetryPolicy, judge_with_retries
 from pytest_llmjudge.judging.llmjudge import (
     OUTPUT_RETRIES,
     JudgeConfig,
@@ -31,7 +32,6 @@ from pytest_llmjudge.judging.llmjudge import (
     user_prompt,
 )
 from pytest_llmjudge.judging.one_voice import OneVoiceModel
-from pytest_llmjudge.judging.retries import RetryPolicy, judge_with_retries
 from pytest_llmjudge.judging.verdict import JudgeFailure, Usage, Verdict
 
 REQUEST = CompiledRequest(
@@ -103,7 +103,7 @@ def test_a_nonsense_retry_after_backs_off_normally(value: float) -> None:
 
 
 def test_a_retry_after_holds_only_the_server_that_sent_it() -> None:
-    from pytest_llmjudge.judging.scheduler import Progress, Slots
+    from pytest_llmjudge.execution.scheduler import Progress, Slots
 
     async def main() -> tuple[float, float]:
         slots = Slots(4, None, Progress())

@@ -8,7 +8,7 @@ import anyio.to_thread
 import pytest
 from conftest import JUDGE_CONFTEST
 
-from pytest_llmjudge.judging.scheduler import Scheduler, Slots
+from pytest_llmjudge.execution.scheduler import Scheduler, Slots
 
 COUNTING = """
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_llmjudge.judging.scheduler import Progress, RatePacer, Scheduler, Slots
+from pytest_llmjudge.execution.scheduler import Progress, RatePacer, Scheduler, Slots
 
 # -- the scheduler on its own ---------------------------------------------------------------
 

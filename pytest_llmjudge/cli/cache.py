@@ -11,8 +11,8 @@ import sys
 import time
 from pathlib import Path
 
-from ..judging.cache import CacheError, CacheStats, VerdictCache
-from ..judging.redact import redact
+from ..execution.cache import CacheError, CacheStats, VerdictCache
+from ..models.redact import redact
 
 DEFAULT_PATH = ".llmjudge/cache.sqlite"
 EXIT_OK, EXIT_USAGE = 0, 2

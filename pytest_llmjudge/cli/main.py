@@ -79,7 +79,7 @@ def _print_pairwise(benchmark: Any, sections: Any, case: Any, style: str) -> Non
 
 def _task_requests(benchmark: Any, root: Path, settings: Any) -> dict[str, str]:
     """What the benchmark's model task sends for each case (none for a Python task)."""
-    from ..judging.models import judge_label
+    from ..models.models import judge_label
     from ..tasks.build import TaskOptions, build_task, task_requests
 
     options = TaskOptions(None, settings.task_model, settings.task_base_url, settings.allow_outside_root)

@@ -1,6 +1,6 @@
 """What a run's calls cost, added up from its case records: per case, per benchmark, per run.
 
-Each call is priced where it is made (``judging.pricing``, usage × price) and its USD travels in
+Each call is priced where it is made (``cost.pricing``, usage × price) and its USD travels in
 the records as a float; this module only sums them (as decimals of those floats, so a sum of
 $0.00018 calls shows no binary noise). A call to a model with no known price has no cost: its
 tokens are counted, and the totals name the model instead of guessing. Pure.
@@ -12,8 +12,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 
-from ..judging.pricing import format_usd, unpriced_message
-from ..judging.spending import CHARS_PER_TOKEN, IMPLAUSIBLE_TOKENS
+from ..cost.pricing import format_usd, unpriced_message
+from ..cost.spending import CHARS_PER_TOKEN, IMPLAUSIBLE_TOKENS
 from .records import CaseRecord, PairAnswerRecord, ProducedOutput, SampleRecord
 
 

@@ -1,9 +1,9 @@
 """What a run will cost before it runs: calls, tokens and USD per benchmark, from the cache misses.
 
-Tokens are counted from the exact requests the misses would send (``judging.tokens``: a
+Tokens are counted from the exact requests the misses would send (``cost.tokens``: a
 tokenizer, this model's characters per token, or 4 characters a token; output from the history
 of the benchmark's verdicts or a stated default), and costs are genai-prices' calculation for
-those counts (``judging.pricing.cost_of``). Pure: no model call, no file, no network.
+those counts (``cost.pricing.cost_of``). Pure: no model call, no file, no network.
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 
-from ..judging.pricing import Price, cost_of, format_usd
-from ..judging.tokens import InputBasis, ModelTokens, OutputBasis, TokenRange, input_counter, output_range
+from ..cost.pricing import Price, cost_of, format_usd
+from ..cost.tokens import InputBasis, ModelTokens, OutputBasis, TokenRange, input_counter, output_range
 
 
 @dataclass(frozen=True)

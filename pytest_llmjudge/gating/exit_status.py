@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
-from ..judging.budget import REACHED
+from ..cost.budget import REACHED
 from .gates import BenchmarkGate, RubricGate, error_counts, task_errored, why
 from .records import CaseRecord
 

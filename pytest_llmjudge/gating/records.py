@@ -202,7 +202,7 @@ class CaseRecord:
     request: RequestText | None = None
     produced: ProducedOutput | None = None  # the output judged, and where it came from
     pairwise: PairwiseRecord | None = None  # pairwise mode: the comparison with the baseline output
-    # cost (judging.pricing): USD of the calls this case made in this run, its samples' and its
+    # cost (cost.pricing): USD of the calls this case made in this run, its samples' and its
     # task's (None: one went to a model with no known price), and what its cache hits saved
     cost_usd: float | None = 0.0
     saved_usd: float = 0.0

@@ -11,7 +11,7 @@ import pytest
 from .selection import is_worker
 
 if TYPE_CHECKING:
-    from ..judging.service import JudgingService
+    from ..pipeline.service import JudgingService
     from ..suite.settings import RunSettings
     from .host import Host
 
@@ -21,7 +21,7 @@ Lines = list[tuple[str, dict[str, bool]]]
 def start_cost(config: pytest.Config, settings: RunSettings, host: Host) -> None:
     """Check the prices given; with ``--llmjudge-estimate`` estimate instead of running; else open
     the budget, if any: this process's own, or an xdist controller's for all its workers."""
-    from ..judging.spending import price_overrides
+    from ..cost.spending import price_overrides
 
     try:
         price_overrides(settings.price)
@@ -36,19 +36,6 @@ def start_cost(config: pytest.Config, settings: RunSettings, host: Host) -> None
         return
     controller = bool(config.getoption("numprocesses", None))
     service.spending.open("worker" if is_worker(config) else "controller" if controller else "single")
-
-
-def overspent(config: pytest.Config) -> str | None:
-    """``over budget: …`` when the run's calls spent past its budget, asked of the process that
-    holds it (this one, or an xdist controller); None without a budget, or within it."""
-    from .host import Host
-    from .stash import STATE
-
-    host = config.stash.get(STATE, None)
-    if not isinstance(host, Host) or (host.settings.budget is None and host.settings.budget_tokens is None):
-        return None
-    service: JudgingService = host.service
-    return service.spending.overspent()
 
 
 class EstimatePlugin:
@@ -75,10 +62,10 @@ class EstimatePlugin:
 
 def estimate_lines(service: JudgingService, items: list[pytest.Item]) -> Lines:
     """The estimate of ``items``' benchmarks, one line each, then the total and the prices used."""
+    from ..cost.pricing import unpriced_message
+    from ..cost.tokens import ModelTokens
     from ..gating.estimate import Miss, describe_total, estimate_benchmark
-    from ..judging.estimating import plan_calls
-    from ..judging.pricing import unpriced_message
-    from ..judging.tokens import ModelTokens
+    from ..pipeline.estimating import plan_calls
     from .nodes import CaseItem
 
     plans, problems = plan_calls(service, [item for item in items if isinstance(item, CaseItem)])

@@ -41,7 +41,6 @@ class GatingPlugin:
 def decide(run: Run, status: int) -> None:
     """The run's gates and verdict; the review file and the JUnit gate properties from them."""
     from ..gating.run_verdict import decide_run
-    from .cost_plugin import overspent
     from .junit_gates import add_verdict
     from .outputs import write_review
     from .rubric_files import report_errors
@@ -55,7 +54,7 @@ def decide(run: Run, status: int) -> None:
         snapshot_failed=bool(run.snapshot_failures),
         failed_nodeids=run.failed_nodeids,
         records=run.records,
-        over_budget=overspent(run.config),
+        over_budget=_overspent(run.config),
     )
     write_review(run)
     add_verdict(run.config, run.verdict)
@@ -100,3 +99,10 @@ def finish(run: Run, decided_on: int, status_now: int) -> int:
 
 if TYPE_CHECKING:
     from .rubric_files import RubricFiles
+
+
+def _overspent(config: pytest.Config) -> str | None:
+    from .stash import STATE
+
+    host = config.stash.get(STATE, None)
+    return None if host is None else host.overspent()

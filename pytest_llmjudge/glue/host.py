@@ -18,6 +18,7 @@ from .judging_plugin import JudgingPlugin
 from .run import Run
 
 if TYPE_CHECKING:
+    from ..pipeline.service import JudgingService
     from ..suite.files import Benchmark
 
 
@@ -39,7 +40,7 @@ class Host:
         return self.run.parent_rubrics
 
     @property
-    def service(self) -> Any:
+    def service(self) -> JudgingService:
         """The judging service (``plugin.pytest_configure`` starts an xdist controller's server)."""
         return self.judging.service
 
@@ -63,6 +64,14 @@ class Host:
 
     def pairwise(self, item: Any) -> Any:
         return self.judging.pairwise(item)
+
+    def overspent(self) -> str | None:
+        """``over budget: …`` when the run's calls spent past its budget, asked of the process that
+        holds it (this one, or an xdist controller); None without a budget, or within it."""
+        settings = self.run.settings
+        if settings.budget is None and settings.budget_tokens is None:
+            return None
+        return self.service.spending.overspent()
 
     def pairwise_items(self, node: Any, requests: dict[str, Any], style: str) -> Any:
         """A pairwise benchmark's prompt requests and case items; None for other benchmarks."""

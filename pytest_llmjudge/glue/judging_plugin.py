@@ -12,7 +12,7 @@ import pytest
 from .selection import is_worker, queued_on_worker, selection_is_final
 
 if TYPE_CHECKING:
-    from ..judging.service import JudgingService
+    from ..pipeline.service import JudgingService
     from ..reporting.status_line import StatusLine
     from .progress_plugin import ProgressPlugin
     from .run import Run
@@ -29,7 +29,7 @@ class JudgingPlugin:
         """The judging service, created on first use (plain pytest runs never import it)."""
         if self._service is None:
             from ..gating.repeats import combine_outcomes
-            from ..judging.service import JudgingService
+            from ..pipeline.service import JudgingService
 
             config = self.run.config
             self._service = JudgingService(
@@ -58,7 +58,7 @@ class JudgingPlugin:
         """Start the judge calls of ``items``' cases in the background."""
         if not self.run.benchmark_files:
             return  # no benchmark collected: nothing to judge, and nothing heavy to import
-        from ..judging.judges import JudgeSetupError
+        from ..models.judges import JudgeSetupError
         from .nodes import CaseItem
 
         cases = [i for i in items if isinstance(i, CaseItem)]
@@ -72,7 +72,7 @@ class JudgingPlugin:
 
     def outcome(self, item: Any) -> Any:
         """``item``'s outcome, waiting for its judge call if it is still running."""
-        from ..judging.judges import JudgeSetupError
+        from ..models.judges import JudgeSetupError
 
         try:
             return self.service.outcome(item)
@@ -81,7 +81,7 @@ class JudgingPlugin:
 
     def pairwise(self, item: Any) -> Any:
         """A pairwise item's result, waiting for its judge calls if they are still running."""
-        from ..judging.judges import JudgeSetupError
+        from ..models.judges import JudgeSetupError
 
         try:
             return self.service.pairwise.result(item)

@@ -26,8 +26,8 @@ from . import snapshots
 from .stash import RunHost, run_host
 
 if TYPE_CHECKING:
-    from ..judging.task_step import Produced
     from ..judging.verdict import Outcome
+    from ..pipeline.task_step import Produced
     from ..tasks.build import BuiltTask
 
 PROMPT_ITEM = spec.PROMPT_ITEM
@@ -289,7 +289,7 @@ def benchmark_task(benchmark: spec.Benchmark, rootdir: Path, settings: Any) -> B
     missing = [c for c in benchmark.cases if c.spec.candidate_output is None]
     if benchmark.spec.task is None and settings.task is None and not missing:
         return None  # every output is stored, and no task asked for: nothing heavy to import
-    from ..judging.models import judge_label
+    from ..models.models import judge_label
 
     built = build_task(benchmark, rootdir, options, judge_label)
     if built is None and missing:

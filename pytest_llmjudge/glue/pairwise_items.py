@@ -1,5 +1,5 @@
 """Pairwise benchmarks' items: each case's output judged against its baseline output in both
-orders (``judging.pairwise_pipeline``); the item passes on a win, tie or inconsistent pair, fails
+orders (``pipeline.pairwise_pipeline``); the item passes on a win, tie or inconsistent pair, fails
 on a loss with both answers, and skips an unpaired case (no baseline output: never judged)."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ import pytest
 
 from ..compile.pairwise import PairwiseRequest, compile_both_orders
 from ..gating.records import CaseRecord, JudgeFingerprint, PairAnswerRecord, PairwiseRecord
-from ..judging.pairwise_pipeline import Baseline, OrderAnswer, PairResult
 from ..judging.verdict import Outcome
+from ..pipeline.pairwise_pipeline import Baseline, OrderAnswer, PairResult
 from ..reporting.failures import JudgeErrored
 from ..reporting.pairwise import NO_OUTPUT, loss_report, recorded_cases
 from .nodes import CaseItem, awaiting

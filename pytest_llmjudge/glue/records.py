@@ -84,8 +84,8 @@ def cost_fields(outcome: Outcome | None, samples: Any, produced: ProducedOutput 
     """A case record's cost: its samples' and its task's in this run, what the cache saved,
     whether the run's budget stopped it before its call, and its calls whose usage was not
     reported (estimated) or implausible."""
+    from ..cost.spending import BUDGET_KINDS
     from ..gating.costs import case_cost
-    from ..judging.spending import BUDGET_KINDS
 
     cost, saved = case_cost(samples, produced)
     failures = [s.failure for s in ((outcome.samples or (outcome,)) if outcome else ()) if s.failure]
@@ -122,7 +122,7 @@ def produced_field(item: CaseItem) -> ProducedOutput | None:
 def repeat_fields(item: CaseItem, outcome: Outcome | None) -> dict[str, Any]:
     """The record fields of the results file: samples, flakiness, judge fingerprint, request text."""
     from ..gating.repeats import Sample, reduce_samples
-    from ..judging.judges import JudgeChoice
+    from ..models.judges import JudgeChoice
     from ..suite.hashing import digest
     from ..suite.settings import judge_setting
 

@@ -66,7 +66,7 @@ def write_run_results(run: Run) -> None:
     """Write the results file (and the HTML report if asked) on the controller, at session end:
     the run's verdict, rendered."""
     from .. import __version__
-    from ..judging.redact import redact_command
+    from ..models.redact import redact_command
     from ..reporting.results_file import default_results_path
     from ..reporting.results_writer import RunInfo, build_results, suite_digest, write_results
     from .outputs import benchmark_sources, output_guard, output_path

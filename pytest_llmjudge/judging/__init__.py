@@ -1,2 +1,2 @@
-"""The only package that imports pydantic-ai and pydantic-evals: models, LLMJudge capture and
-replay, verdicts, retries, the verdict cache, the scheduler and the run's judging service."""
+"""The judge call alone: LLMJudge capture and replay, the request as the judge sees it, verdict
+parsing, single and pairwise answers, and deterministic checks."""

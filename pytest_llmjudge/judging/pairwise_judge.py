@@ -19,11 +19,12 @@ from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCall
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from ..compile.pairwise import PairwiseRequest, pairwise_user_prompt, render_pairwise_messages
-from .classify import classify
-from .llmjudge import OUTPUT_RETRIES, JudgeConfig
+from ..cost.spending import priced_usage
+from ..models.classify import classify
+from ..models.config import JudgeConfig
+from .llmjudge import OUTPUT_RETRIES
 from .pairwise_verdict import PairwiseAnswer, PairwiseVerdict
 from .rendering import run_sync
-from .spending import priced_usage
 from .verdict import JudgeFailure, Usage
 from .verdict_text import strip_reasoning
 

@@ -15,9 +15,9 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.tools import ToolDefinition
 
 from ..compile.request import CompiledRequest
+from ..models.config import RequestTemplate
 from .llmjudge import (
     JudgeVerdict,
-    RequestTemplate,
     _agent,
     _template_key,
     capture_template,

@@ -91,7 +91,7 @@ def number(value: float | None, digits: int = 3) -> str:
 
 def dollars(value: float | None) -> str:
     """``0.00054`` → ``$0.00054``; ``None`` (a model without a price was called) → ``unknown``."""
-    from ..judging.pricing import format_usd
+    from ..cost.pricing import format_usd
 
     return "unknown" if value is None else format_usd(value)
 

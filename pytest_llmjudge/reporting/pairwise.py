@@ -13,7 +13,7 @@ from .summary import shorten
 if TYPE_CHECKING:
     from ..gating.pairwise_stats import PairwiseFigures
     from ..gating.records import CaseRecord
-    from ..judging.pairwise_pipeline import PairResult
+    from ..pipeline.pairwise_pipeline import PairResult
     from ..suite.files import Benchmark, Case
 
 _SIDE = {"A": "B", "B": "A"}

@@ -10,9 +10,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..cost.pricing import unpriced_message
 from ..gating.costs import CostTotal, cost_of
 from ..gating.records import JudgeFacts, SampleRecord
-from ..judging.pricing import unpriced_message
 from ..suite.safe_write import Guard, write_text
 from .pairwise import add_pairwise
 from .results_file import FORMAT

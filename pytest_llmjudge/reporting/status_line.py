@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager, nullcontext
 from typing import TextIO
 
-from ..judging.scheduler import Progress
+from ..execution.scheduler import Progress
 
 SAVE, RESTORE, ERASE_TO_END = "\x1b7", "\x1b8", "\x1b[K"
 MIN_ROOM = 24

@@ -7,10 +7,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..cost.pricing import format_usd
 from ..gating.costs import CostTotal, cost_of
 from ..gating.gates import BenchmarkGate, RubricGate, task_errored, why
 from ..gating.records import CaseRecord
-from ..judging.pricing import format_usd
 
 
 def _pct(value: float | None) -> str:

@@ -9,7 +9,7 @@ from collections.abc import Iterable
 from ..gating.gates import task_errored
 from ..gating.records import CaseRecord
 
-PRODUCED, FROM_CACHE = "task", "task cache"  # judging.task_step's sources of a produced output
+PRODUCED, FROM_CACHE = "task", "task cache"  # pipeline.task_step's sources of a produced output
 
 
 def task_line(records: Iterable[CaseRecord]) -> str | None:

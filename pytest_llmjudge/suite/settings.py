@@ -108,7 +108,7 @@ DEFAULTS = RunSettings()
 
 def _prices(text: str) -> tuple[str, ...]:
     """``--llmjudge-price`` values: one per option, ini line, or comma-separated item. Each is
-    read (``MODEL=IN/OUT``) by ``judging.pricing.parse_price_option`` when the run starts."""
+    read (``MODEL=IN/OUT``) by ``cost.pricing.parse_price_option`` when the run starts."""
     return tuple(item.strip() for line in text.splitlines() for item in line.split(",") if item.strip())
 
 
@@ -209,7 +209,7 @@ def _repeated_price(prices: tuple[str, ...]) -> str | None:
     """A model priced twice with different prices: which one holds would be a guess."""
     seen: dict[str, str] = {}
     for price in prices:
-        model, _, value = price.rpartition("=")  # as judging.pricing.parse_price_option reads it
+        model, _, value = price.rpartition("=")  # as cost.pricing.parse_price_option reads it
         model, value = model.strip(), value.strip()
         if model and seen.setdefault(model, value) != value:
             return f"{model} is priced twice ({seen[model]} and {value}); give one price per model"

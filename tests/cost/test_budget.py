@@ -11,8 +11,8 @@ from decimal import Decimal
 
 import pytest
 
-from pytest_llmjudge.judging.budget import WAIT, Budget, Reservation, check_priced
-from pytest_llmjudge.judging.pricing import price_for
+from pytest_llmjudge.cost.budget import WAIT, Budget, Reservation, check_priced
+from pytest_llmjudge.cost.pricing import price_for
 
 CALL = Decimal("0.0004")
 

@@ -10,8 +10,8 @@ from decimal import Decimal
 
 import pytest
 
-from pytest_llmjudge.judging.budget import WAIT, Budget, Reservation
-from pytest_llmjudge.judging.budget_broker import (
+from pytest_llmjudge.cost.budget import WAIT, Budget, Reservation
+from pytest_llmjudge.cost.budget_broker import (
     BUDGET_BROKER_ENV,
     BudgetBroker,
     BudgetBrokerError,

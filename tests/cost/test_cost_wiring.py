@@ -13,14 +13,14 @@ from typing import Any
 import pytest
 
 from pytest_llmjudge.compile.request import CompiledRequest
+from pytest_llmjudge.cost.budget import Budget
+from pytest_llmjudge.cost.spending import CallBudget, priced_usage
+from pytest_llmjudge.execution.cache import VerdictCache, output_history, token_history
+from pytest_llmjudge.execution.retries import RetryPolicy, judge_with_retries
 from pytest_llmjudge.gating.costs import benchmark_costs, case_cost, cost_of
 from pytest_llmjudge.gating.exit_status import decide_exit
 from pytest_llmjudge.gating.gates import benchmark_gates, why
 from pytest_llmjudge.gating.records import CaseRecord, ProducedOutput, SampleRecord
-from pytest_llmjudge.judging.budget import Budget
-from pytest_llmjudge.judging.cache import VerdictCache, output_history, token_history
-from pytest_llmjudge.judging.retries import RetryPolicy, judge_with_retries
-from pytest_llmjudge.judging.spending import CallBudget, priced_usage
 from pytest_llmjudge.judging.verdict import JudgeFailure, Usage, Verdict, total_usage
 from pytest_llmjudge.reporting.summary import Stats, benchmark_table
 from pytest_llmjudge.suite.settings import resolve
@@ -41,7 +41,7 @@ def test_usage_adds_costs_and_an_unpriced_call_makes_the_sum_unknown() -> None:
 
 
 def test_each_response_is_priced_on_its_own() -> None:
-    from pytest_llmjudge.judging.pricing import cost_of, price_for
+    from pytest_llmjudge.cost.pricing import cost_of, price_for
 
     price = price_for("openai:gpt-4o-mini")
     assert price is not None

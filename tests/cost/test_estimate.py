@@ -8,9 +8,9 @@ from decimal import Decimal
 
 import pytest
 
+from pytest_llmjudge.cost.pricing import Price, cost_of, price_for
+from pytest_llmjudge.cost.tokens import DEFAULT_OUTPUT_TOKENS, ModelTokens, TokenRange
 from pytest_llmjudge.gating.estimate import Miss, estimate_benchmark, estimate_calls
-from pytest_llmjudge.judging.pricing import Price, cost_of, price_for
-from pytest_llmjudge.judging.tokens import DEFAULT_OUTPUT_TOKENS, ModelTokens, TokenRange
 
 REQUEST = "Judge whether the answer is polite.\n<Output>\nThank you kindly.\n</Output>\n"  # 72 characters
 

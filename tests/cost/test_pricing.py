@@ -10,7 +10,7 @@ from genai_prices import Usage, calc_price
 from genai_prices.data_snapshot import get_snapshot
 from genai_prices.types import TieredPrices
 
-from pytest_llmjudge.judging.pricing import (
+from pytest_llmjudge.cost.pricing import (
     Price,
     RequestTokens,
     cost_of,

@@ -17,7 +17,7 @@ from fake_openai import FakeOpenAI, benchmark_yaml, serve
 from genai_prices import Usage, calc_price
 
 from pytest_llmjudge.cli.main import main as cli_main
-from pytest_llmjudge.judging.pricing import format_usd
+from pytest_llmjudge.cost.pricing import format_usd
 
 # A verdict whose answer is about 80 tokens, as a judge's sentence or two of reason is.
 REASON = ("the output matches the ground truth in every field that the rubric names " * 4).strip()

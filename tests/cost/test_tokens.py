@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 import tiktoken
 
-from pytest_llmjudge.judging.pricing import cost_of, price_for
-from pytest_llmjudge.judging.tokens import (
+from pytest_llmjudge.cost.pricing import cost_of, price_for
+from pytest_llmjudge.cost.tokens import (
     ModelTokens,
     chars_per_token,
     projected_call,

@@ -14,23 +14,23 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from ..cost.spending import Spending
+from ..execution.projection import judge_budget
+from ..execution.samples import SAMPLE_SEPARATOR, sample_key
+from ..judging.checks import checked_outcome as run_checks
+from ..judging.verdict import JudgeFailure, Outcome
+from ..models.judges import Judges, JudgeSetupError, endpoint
 from ..suite.settings import RunSettings
-from .checks import checked_outcome as run_checks
-from .judges import Judges, JudgeSetupError, endpoint
 from .pairwise_pipeline import PairwisePipeline
-from .projection import judge_budget
-from .samples import SAMPLE_SEPARATOR, sample_key
-from .spending import Spending
 from .task_pipeline import TaskPipeline
-from .verdict import JudgeFailure, Outcome
 
 if TYPE_CHECKING:
     from ..compile.request import CompiledRequest
+    from ..cost.pricing import Price
+    from ..execution.cache import VerdictCache
+    from ..execution.scheduler import Job, Scheduler, Waiting
+    from ..models.config import JudgeConfig
     from ..suite.files import Benchmark, Case
-    from .cache import VerdictCache
-    from .llmjudge import JudgeConfig
-    from .pricing import Price
-    from .scheduler import Job, Scheduler, Waiting
 
 CACHE_BATCH, CACHE_BATCH_SECONDS = 64, 0.5  # verdicts per cache transaction, at most this late
 NO_MODEL_MESSAGE = (
@@ -112,7 +112,7 @@ class JudgingService:
                     self.outcomes[case.nodeid] = Outcome(None, failure, "", False, 0)
 
     def _schedule(self, cases: Sequence[CaseToJudge]) -> None:
-        from .models import ModelConfigError
+        from ..models.models import ModelConfigError
 
         if missing := self._without_judge(cases):  # counted before any task or pair is started
             raise JudgeSetupError(NO_MODEL_MESSAGE.format(count=missing))
@@ -150,11 +150,11 @@ class JudgingService:
 
     def _start(self, judged: list[tuple[CaseToJudge, JudgeConfig]]) -> None:
         """Outcomes the cache settles now (one lookup for all); the rest go to the scheduler."""
-        from .cache import CacheError
-        from .jobs import judge_job
-        from .llmjudge import judge_once
-        from .preload import load_judging
-        from .retries import RetryPolicy, judge_uncached, settle_from_cache
+        from ..execution.cache import CacheError
+        from ..execution.jobs import judge_job
+        from ..execution.retries import RetryPolicy, judge_uncached, settle_from_cache
+        from ..judging.llmjudge import judge_once
+        from ..judging.preload import load_judging
 
         samples: list[tuple[str, JudgeConfig]] = []  # (sample key, judge) per judge call
         jobs = []
@@ -195,7 +195,7 @@ class JudgingService:
     def _without_judge(self, cases: Sequence[CaseToJudge]) -> int:
         """How many of ``cases`` a judge must decide although no judge model is configured for
         them (code checks and manual cases need none)."""
-        from .models import ModelConfigError
+        from ..models.models import ModelConfigError
 
         missing = 0
         for case in cases:
@@ -223,7 +223,7 @@ class JudgingService:
 
     def judge_config(self, case: CaseToJudge) -> JudgeConfig:
         """The judge of ``case``'s benchmark, or ``JudgeSetupError`` saying why there is none."""
-        from .models import ModelConfigError
+        from ..models.models import ModelConfigError
 
         try:
             return self.judges.config(case.benchmark)
@@ -239,7 +239,7 @@ class JudgingService:
         if self.settings.cache == "off":
             return None
         if self._cache is None:
-            from .cache import CacheError, VerdictCache
+            from ..execution.cache import CacheError, VerdictCache
 
             path = self.root / self.settings.cache_path
             if self.settings.cache == "replay" and not path.exists():
@@ -263,8 +263,8 @@ class JudgingService:
 
     def _scheduler(self) -> Scheduler[Outcome]:
         if self.scheduler is None:
-            from .retries import tally
-            from .scheduler import Scheduler
+            from ..execution.retries import tally
+            from ..execution.scheduler import Scheduler
 
             s = self.settings
             self.scheduler = Scheduler(

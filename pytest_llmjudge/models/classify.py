@@ -19,8 +19,8 @@ from pydantic_ai.exceptions import (
     UsageLimitExceeded,
 )
 
+from .failure import JudgeFailure
 from .response_cap import UnreadableResponse
-from .verdict import JudgeFailure
 
 
 def _refused(exc: BaseException) -> tuple[bool, str]:

@@ -12,13 +12,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .spending import DEFAULT_TASK_OUTPUT_TOKENS
+from ..cost.spending import DEFAULT_TASK_OUTPUT_TOKENS
+from ..execution.projection import judge_tokens
 
 if TYPE_CHECKING:
-    from .cache import VerdictCache
+    from ..cost.tokens import ModelTokens
+    from ..execution.cache import VerdictCache
     from .service import JudgingService
     from .task_step import Planned
-    from .tokens import ModelTokens
 
 
 @dataclass
@@ -39,7 +40,7 @@ def plan_calls(service: JudgingService, cases: Sequence[Any]) -> tuple[list[Plan
     """Per benchmark (in order of appearance), the calls ``cases`` would make (each order of a
     pairwise case its own request); and the problems that keep cases from being estimated (no
     judge model), one line each."""
-    from .cache import CacheError
+    from ..execution.cache import CacheError
 
     plans: dict[str, PlannedCalls] = {}
     problems: dict[str, None] = {}
@@ -62,7 +63,7 @@ def plan_calls(service: JudgingService, cases: Sequence[Any]) -> tuple[list[Plan
 
 def _read_only_cache(service: JudgingService) -> VerdictCache | None:
     """The run's verdict cache, read-only (an estimate changes nothing); None when off or absent."""
-    from .cache import VerdictCache
+    from ..execution.cache import VerdictCache
 
     path = service.root / service.settings.cache_path
     if service.settings.cache == "off" or not path.is_file():
@@ -72,8 +73,8 @@ def _read_only_cache(service: JudgingService) -> VerdictCache | None:
 
 def _plan_case(service: JudgingService, case: Any, plan: PlannedCalls, cache: VerdictCache | None) -> str:
     """Add ``case``'s calls to ``plan``; a problem that keeps it from being estimated, or ""."""
-    from .checks import checked_outcome
-    from .models import ModelConfigError
+    from ..judging.checks import checked_outcome
+    from ..models.models import ModelConfigError
     from .service import sample_count
     from .task_step import TaskFailed, with_output
 
@@ -113,8 +114,8 @@ def _plan_case(service: JudgingService, case: Any, plan: PlannedCalls, cache: Ve
         )
     except ModelConfigError as exc:
         return f"{benchmark.code}: judge model: {exc}"
-    from .cache import cache_key
-    from .projection import sent_text_of
+    from ..execution.cache import cache_key
+    from ..execution.projection import sent_text_of
 
     requests: tuple[Any, ...] = (request,)
     if baseline is not None:  # a pairwise case: each order is its own request, identical ones none
@@ -132,7 +133,8 @@ def _plan_case(service: JudgingService, case: Any, plan: PlannedCalls, cache: Ve
             continue
         plan.judge = label
         if plan.judge_tokens is None:
-            plan.judge_tokens = service.spending.judge_tokens(
+            plan.judge_tokens = judge_tokens(
+                service.spending,
                 benchmark.code,
                 label,
                 price,

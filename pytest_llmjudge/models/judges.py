@@ -17,11 +17,11 @@ from ..suite.settings import RunSettings
 if TYPE_CHECKING:
     from pydantic_ai.settings import ModelSettings
 
+    from ..cost.pricing import Price
     from ..local.broker import ServerBroker
     from ..local.server import LocalServer
     from ..suite.files import Benchmark
-    from .llmjudge import JudgeConfig
-    from .pricing import Price
+    from .config import JudgeConfig
 
 # The label of the judge a replay run with no model names: its cases are looked up by request only.
 UNNAMED_JUDGE = ""
@@ -75,7 +75,7 @@ class Judges:
     def config(self, benchmark: Benchmark) -> JudgeConfig:
         """The judge for ``benchmark``; raises LookupError when no model is configured anywhere
         (but in replay, where a case's cached verdict is found by its request alone)."""
-        from .llmjudge import JudgeConfig
+        from .config import JudgeConfig
         from .models import build_model, judge_label, model_label, model_settings, replay_only_model
 
         choice = JudgeChoice.of(benchmark, self.settings)
@@ -132,8 +132,8 @@ class Judges:
     def price(self, label: str, base_url: str | None = None) -> Price | None:
         """The price of a model's tokens: ``--llmjudge-price`` first, the local judge free, else
         genai-prices by the base URL's or the label's provider."""
-        from .pricing import price_for
-        from .spending import price_overrides
+        from ..cost.pricing import price_for
+        from ..cost.spending import price_overrides
 
         return price_for(label, base_url, price_overrides(self.settings.price))
 

@@ -1,7 +1,7 @@
 """What a run spends: the price of each model it calls, and the budget every call start asks.
 
 One ``Spending`` per judging service. It prices models (``--llmjudge-price`` overrides first,
-``judging.pricing``), opens the run's spending limit (a ``Budget``; an xdist controller's served to
+``cost.pricing``), opens the run's spending limit (a ``Budget``; an xdist controller's served to
 its workers by a ``BudgetBroker``; a worker's ``BudgetClient``), and gives each call a
 ``CallBudget``: the projected cost and tokens it reserves before it starts and settles when it
 ends. Knows nothing of pytest.
@@ -19,11 +19,10 @@ from typing import TYPE_CHECKING, Literal
 
 from .budget import WAIT, Reservation, SpendLimit, check_priced
 from .pricing import Price, RequestTokens, cost_of_requests, parse_price_option, price_for
-from .verdict import JudgeFailure, Usage
+from .usage import Usage
 
 if TYPE_CHECKING:
     from ..suite.settings import RunSettings
-    from .cache import VerdictCache
     from .tokens import ModelTokens
 
 Role = Literal["single", "controller", "worker"]
@@ -157,9 +156,9 @@ class CallBudget:
             cost, tokens = max(cost, self.cost), max(tokens, self.tokens)
         self.limit.settle(reservation, cost, tokens)
 
-    def refused(self) -> JudgeFailure:
-        """The failure of a call the budget did not let start: ``budget reached: spent $X of $Y``."""
-        return JudgeFailure(self.kind, self.limit.message())
+    def refusal(self) -> str:
+        """Why the budget did not let a call start: ``budget reached: spent $X of $Y``."""
+        return self.limit.message()
 
 
 @dataclass(eq=False)
@@ -183,7 +182,7 @@ class Spending:
         return self.settings.budget is not None
 
     def price(self, label: str, base_url: str | None = None) -> Price | None:
-        """The price of a model's tokens (``judging.pricing.price_for``), None if unknown."""
+        """The price of a model's tokens (``cost.pricing.price_for``), None if unknown."""
         return price_for(label, base_url, self.overrides)
 
     def unpriced_message(self, models: Mapping[str, Price | None]) -> str | None:
@@ -238,29 +237,6 @@ class Spending:
                 max_tokens,
             )
         return self._tokens[key]
-
-    def judge_tokens(
-        self,
-        benchmark: str,
-        label: str,
-        price: Price | None,
-        *,
-        style: str,
-        max_tokens: int | None,
-        cache: VerdictCache | None,
-    ) -> ModelTokens:
-        """``model_tokens`` of a judge, from the verdict cache's earlier calls of the same model."""
-        from .cache import output_history, token_history
-
-        return self.model_tokens(
-            benchmark,
-            label,
-            price,
-            default_output=DEFAULT_OUTPUT_TOKENS.get(style, DEFAULT_OUTPUT_TOKENS["no_reasoning"]),
-            max_tokens=max_tokens,
-            calls=(lambda: token_history(cache, label)) if cache is not None else tuple,
-            outputs=(lambda: output_history(cache, benchmark, label)) if cache is not None else tuple,
-        )
 
     def call_budget(
         self, tokens: ModelTokens, request_text: str, kind: str = BUDGET_KIND

@@ -5,8 +5,9 @@ from __future__ import annotations
 from functools import partial
 from typing import Any
 
-from .judges import endpoint
-from .llmjudge import JudgeConfig, judge_once
+from ..judging.llmjudge import judge_once
+from ..models.config import JudgeConfig
+from ..models.judges import endpoint
 from .retries import CaseJob
 
 

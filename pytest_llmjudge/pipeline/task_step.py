@@ -17,18 +17,18 @@ from decimal import Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..judging.verdict import JudgeFailure, Usage
 from ..suite.settings import RunSettings
 from ..tasks.task_errors import user_frames
-from .verdict import JudgeFailure, Usage
 
 if TYPE_CHECKING:
+    from ..cost.pricing import Price
+    from ..cost.spending import CallBudget, Spending
+    from ..execution.scheduler import Slots
     from ..suite.files import Case
     from ..tasks.build import BuiltTask
     from ..tasks.model_task import TaskRequest
     from ..tasks.output_cache import OutputCache
-    from .pricing import Price
-    from .scheduler import Slots
-    from .spending import CallBudget, Spending
 
 CASE_FILE, TASK, TASK_CACHE = "case file", "task", "task cache"
 
@@ -116,7 +116,7 @@ class TaskStep:
         cache = self._output_cache()
         stored = cache.get(planned.key) if cache is not None else None
         if stored is not None:
-            from .spending import saved_cost
+            from ..cost.spending import saved_cost
 
             saved = saved_cost(self.price(planned), stored.input_tokens, stored.output_tokens)
             return Produced(
@@ -151,11 +151,11 @@ class TaskStep:
         return await asyncio.shield(running)
 
     async def _produce(self, planned: Planned, slots: Slots) -> Produced:
+        from ..cost.spending import priced_usage
         from ..tasks.model_task import ModelTask, ask_model
         from ..tasks.output_cache import StoredOutput
         from ..tasks.python_task import TaskRaised
         from ..tasks.task_input import TaskOutputError, output_value
-        from .spending import priced_usage
 
         if self._semaphore is None:
             self._semaphore = asyncio.Semaphore(self.settings.task_concurrency)
@@ -172,7 +172,7 @@ class TaskStep:
                 async with asyncio.timeout(self.settings.task_timeout):
                     if isinstance(task, ModelTask):
                         assert planned.request is not None and planned.built.model is not None
-                        from .judges import endpoint
+                        from ..models.judges import endpoint
 
                         model = self.model_of(planned.built.model, planned.built.base_url)
                         async with slots.server(endpoint(model)):  # a local server's own slots
@@ -241,8 +241,8 @@ class TaskStep:
         spending = self.spending
         if spending is None or spending.limit is None or planned.request is None:
             return None
+        from ..cost.spending import DEFAULT_TASK_OUTPUT_TOKENS, TASK_BUDGET_KIND
         from ..tasks.model_task import ModelTask, messages_text
-        from .spending import DEFAULT_TASK_OUTPUT_TOKENS, TASK_BUDGET_KIND
 
         task = planned.built.task
         assert isinstance(task, ModelTask)
@@ -271,7 +271,7 @@ class TaskStep:
         try:
             self._cache = OutputCache(path, read_only=mode == "replay")
         except OutputCacheError as exc:
-            from .judges import JudgeSetupError
+            from ..models.judges import JudgeSetupError
 
             raise JudgeSetupError(f"--llmjudge-cache-path: {exc}") from None
         return self._cache
@@ -308,7 +308,7 @@ def _task_input(benchmark: str, case: Case, sees_truth: bool) -> Any:
 def _redacted(value: Any) -> Any:
     """A produced output without secrets (an API key a task echoes), as reasons are redacted: it
     reaches the judge, the results file, the HTML report and the output cache."""
-    from .redact import redact
+    from ..models.redact import redact
 
     if isinstance(value, str):
         return redact(value)

@@ -21,17 +21,17 @@ from typing import TYPE_CHECKING, Any
 
 from ..compile.pairwise import PairwiseRequest
 from ..compile.request import CompiledRequest
+from ..cost.spending import saved_cost
+from ..judging.pairwise_verdict import PairwiseVerdict
+from ..judging.verdict import JudgeFailure, Outcome, Usage, Verdict
+from ..models.judges import UNNAMED_JUDGE
+from ..models.redact import redact
 from .cache import CachedVerdict, VerdictCache, cache_key
-from .judges import UNNAMED_JUDGE
-from .pairwise_verdict import PairwiseVerdict
-from .redact import redact
 from .scheduler import Progress, Slots
-from .spending import saved_cost
-from .verdict import JudgeFailure, Outcome, Usage, Verdict
 
 if TYPE_CHECKING:
-    from .pricing import Price
-    from .spending import CallBudget
+    from ..cost.pricing import Price
+    from ..cost.spending import CallBudget
 
 # A single request's call answers a Verdict, a pairwise request's (judging.pairwise_judge) a PairwiseVerdict.
 JudgeCall = Callable[[Any], Awaitable[tuple[Verdict | PairwiseVerdict, Usage]]]
@@ -109,7 +109,7 @@ async def judge_with_retries(
         await pace()
         reservation = await budget.admit() if budget is not None else None
         if budget is not None and reservation is None:  # never retried, never cached
-            refused = budget.refused()
+            refused = JudgeFailure(budget.kind, budget.refusal())
             return Outcome(None, refused, model_name, False, attempt - 1, spent, retried=tuple(retried))
         used: Usage | None = None  # None: not known, a budget settles the projection
         try:

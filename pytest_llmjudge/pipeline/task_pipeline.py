@@ -9,24 +9,24 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from .checks import checked_outcome as run_checks
-from .projection import judge_budget
-from .samples import sample_key
+from ..execution.projection import judge_budget
+from ..execution.samples import sample_key
+from ..judging.checks import checked_outcome as run_checks
+from ..judging.verdict import JudgeFailure, Outcome
 from .task_step import Planned, Produced, TaskFailed, TaskStep, with_output
-from .verdict import JudgeFailure, Outcome
 
 if TYPE_CHECKING:
     from ..compile.request import CompiledRequest
+    from ..cost.pricing import Price
+    from ..cost.spending import Spending
+    from ..execution.cache import VerdictCache
+    from ..execution.scheduler import Job, Slots
+    from ..models.config import JudgeConfig
+    from ..models.judges import Judges
     from ..suite.files import Benchmark, Case
     from ..suite.settings import RunSettings
-    from .cache import VerdictCache
-    from .judges import Judges
-    from .llmjudge import JudgeConfig
-    from .pricing import Price
-    from .scheduler import Job, Slots
-    from .spending import Spending
 
-CaseToJudge = Any  # judging.service.CaseToJudge, which imports this module
+CaseToJudge = Any  # pipeline.service.CaseToJudge, which imports this module
 
 
 class PipelineHost(Protocol):
@@ -95,7 +95,7 @@ class TaskPipeline:
 
     def _start(self, case: CaseToJudge, planned: Planned) -> None:
         """Jobs that run the case's task, then judge each sample as soon as the output exists."""
-        from .preload import load_judging
+        from ..judging.preload import load_judging
 
         service = self.service
         config = None
@@ -135,7 +135,7 @@ class TaskPipeline:
         seconds, and the loop goes on). A server that cannot start is each case's ERROR."""
         import asyncio
 
-        from .judges import JudgeSetupError
+        from ..models.judges import JudgeSetupError
 
         if self._server_failure is not None:
             raise self._server_failure
@@ -155,8 +155,8 @@ class TaskPipeline:
     ) -> Outcome:
         """Judge one sample of a case whose output a task just produced: its checks, the verdict
         cache, then the judge (on the scheduler's loop, holding a slot only while calling)."""
-        from .jobs import judge_job
-        from .retries import RetryPolicy, judge_uncached, settle_from_cache
+        from ..execution.jobs import judge_job
+        from ..execution.retries import RetryPolicy, judge_uncached, settle_from_cache
 
         kind = case.benchmark.spec.evaluator_type
         if kind in {"code", "hybrid"}:

@@ -16,23 +16,29 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from .pairwise_verdict import PairOutcome, PairwiseVerdict, majority_answer, outcome_of, position_consistent
-from .projection import judge_budget
-from .samples import SAMPLE_SEPARATOR
-from .verdict import JudgeFailure, Outcome
+from ..execution.projection import judge_budget
+from ..execution.samples import SAMPLE_SEPARATOR
+from ..judging.pairwise_verdict import (
+    PairOutcome,
+    PairwiseVerdict,
+    majority_answer,
+    outcome_of,
+    position_consistent,
+)
+from ..judging.verdict import JudgeFailure, Outcome
 
 if TYPE_CHECKING:
     from ..compile.pairwise import Order, PairwiseRequest
+    from ..cost.pricing import Price
+    from ..cost.spending import Spending
+    from ..execution.cache import VerdictCache
+    from ..execution.retries import CaseJob
+    from ..execution.scheduler import Job, Scheduler, Slots
+    from ..models.config import JudgeConfig
+    from ..models.judges import Judges
     from ..suite.files import Benchmark, Case
     from ..suite.settings import RunSettings
     from ..tasks.build import BuiltTask
-    from .cache import VerdictCache
-    from .judges import Judges
-    from .llmjudge import JudgeConfig
-    from .pricing import Price
-    from .retries import CaseJob
-    from .scheduler import Job, Scheduler, Slots
-    from .spending import Spending
     from .task_pipeline import TaskPipeline
     from .task_step import Planned
 
@@ -218,10 +224,10 @@ class PairwisePipeline:
 
     def _jobs(self, case: PairToJudge, output: Any, config: JudgeConfig) -> tuple[_Plan, list[CaseJob]]:
         from ..compile.pairwise import ORDERS
+        from ..execution.retries import CaseJob
+        from ..judging.pairwise_judge import judge_pair_once
+        from ..models.judges import endpoint
         from ..suite.settings import judge_setting
-        from .judges import endpoint
-        from .pairwise_judge import judge_pair_once
-        from .retries import CaseJob
 
         plan = _Plan(case, output, case.pair_requests(output), config.model_name)
         jobs = []
@@ -247,11 +253,11 @@ class PairwisePipeline:
 
     def _start(self, ready: list[tuple[PairToJudge, Any]]) -> None:
         """Settle what the cache holds (one lookup for all); start judge calls for the rest."""
-        from .cache import CacheError
-        from .judges import JudgeSetupError, endpoint
-        from .pairwise_judge import judge_pair_once
-        from .preload import load_judging
-        from .retries import RetryPolicy, judge_uncached, settle_from_cache
+        from ..execution.cache import CacheError
+        from ..execution.retries import RetryPolicy, judge_uncached, settle_from_cache
+        from ..judging.pairwise_judge import judge_pair_once
+        from ..judging.preload import load_judging
+        from ..models.judges import JudgeSetupError, endpoint
 
         configs = [self.service.judge_config(case) for case, _ in ready]  # no judge: nothing planned
         planned: list[tuple[_Plan, str, JudgeConfig]] = []
@@ -288,7 +294,7 @@ class PairwisePipeline:
 
     def _start_task(self, case: PairToJudge, planned: Planned) -> None:
         """One job: run the case's task, then judge both orders as soon as the output exists."""
-        from .preload import load_judging
+        from ..judging.preload import load_judging
 
         config = self.service.judge_config(case)
         self.service.require_price(config.model_name, config.price)
@@ -308,7 +314,7 @@ class PairwisePipeline:
         """The task's output, then both orders judged; the case's result is kept in ``results``
         (the scheduler carries only whether it failed)."""
         from ..compile.pairwise import ORDERS, identical_outputs
-        from .retries import RetryPolicy, judge_uncached, settle_from_cache
+        from ..execution.retries import RetryPolicy, judge_uncached, settle_from_cache
         from .task_step import TaskFailed
 
         baseline = case.baseline

@@ -18,9 +18,9 @@ from pydantic_ai.settings import ModelSettings
 
 from ..local.model_file import PACKAGED_MODEL_NAME, LocalServerError
 from ..local.server import is_local_spec, normalize_base_url, parse_local_spec
+from .failure import JudgeFailure
 from .redact import clean_url, redact
 from .response_cap import DEFAULT_MAX_RESPONSE_BYTES
-from .verdict import JudgeFailure
 
 
 class ModelConfigError(Exception):

@@ -16,7 +16,7 @@ from typing import Any
 import httpx2 as httpx
 
 from ..suite.settings import DEFAULTS
-from .verdict import JudgeFailure
+from .failure import JudgeFailure
 
 DEFAULT_MAX_RESPONSE_BYTES = DEFAULTS.max_response_bytes
 _STEP = 1 << 16  # bytes inflated at a time: a bomb never inflates more than this before it is counted

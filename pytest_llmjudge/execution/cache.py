@@ -24,6 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..judging.pairwise_verdict import PairwiseVerdict
+from ..judging.verdict import Usage, Verdict
 from ..suite.cache_damage import count, warn_damaged
 from ..suite.hashing import digest
 from ..suite.nesting import json_too_deep
@@ -31,8 +33,6 @@ from ..suite.safe_write import make_folder
 from .cache_schema import CACHE_FORMAT as CACHE_FORMAT
 from .cache_schema import CacheError as CacheError
 from .cache_schema import connect_read_only, has_column, has_request_keys, prepare
-from .pairwise_verdict import PairwiseVerdict
-from .verdict import Usage, Verdict
 
 SECONDS_PER_DAY = 86_400.0
 
@@ -296,7 +296,7 @@ class VerdictCache:
         return True
 
     def rows(self, query: str, parameters: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-        """The rows of a read-only ``query`` (``judging.spending``'s token history)."""
+        """The rows of a read-only ``query`` (``cost.spending``'s token history)."""
         with self._lock:
             try:
                 return list(self._db.execute(query, parameters).fetchall())
@@ -304,29 +304,16 @@ class VerdictCache:
                 raise self._unusable(exc) from None
 
     def stats(self) -> CacheStats:
-        with self._lock:
-            try:
-                entries, oldest, newest, benchmarks, tokens_in, tokens_out = self._db.execute(
-                    "SELECT COUNT(*), MIN(used), MAX(used), COUNT(DISTINCT benchmark), "
-                    "TOTAL(input_tokens), TOTAL(output_tokens) FROM verdicts"
-                ).fetchone()
-                models = self._db.execute(
-                    "SELECT model, COUNT(*) FROM verdicts GROUP BY model ORDER BY COUNT(*) DESC, model"
-                ).fetchall()
-            except sqlite3.DatabaseError as exc:
-                raise self._unusable(exc) from None
-        size = sum(p.stat().st_size for p in _files(self.path) if p.exists())
-        return CacheStats(
-            str(self.path),
-            entries,
-            size,
-            oldest,
-            newest,
-            tuple(models),
-            benchmarks,
-            int(tokens_in),
-            int(tokens_out),
+        ((entries, oldest, newest, benchmarks, tokens_in, tokens_out),) = self.rows(
+            "SELECT COUNT(*), MIN(used), MAX(used), COUNT(DISTINCT benchmark), "
+            "TOTAL(input_tokens), TOTAL(output_tokens) FROM verdicts"
         )
+        models = self.rows(
+            "SELECT model, COUNT(*) FROM verdicts GROUP BY model ORDER BY COUNT(*) DESC, model"
+        )
+        size = sum(p.stat().st_size for p in _files(self.path) if p.exists())
+        counts = (benchmarks, int(tokens_in), int(tokens_out))
+        return CacheStats(str(self.path), entries, size, oldest, newest, tuple(models), *counts)
 
     def prune(self, older_than_days: float, now: float | None = None) -> int:
         """Delete entries not used for ``older_than_days`` days; returns how many went."""
@@ -366,7 +353,7 @@ class VerdictCache:
 
 def token_history(cache: VerdictCache, model: str) -> list[tuple[int, int]]:
     """``(request characters, input tokens)`` of ``model``'s stored calls that recorded both: its
-    characters per token (``judging.tokens.chars_per_token``)."""
+    characters per token (``cost.tokens.chars_per_token``)."""
     if not cache.request_chars:
         return []
     query = (
