@@ -474,7 +474,9 @@ def main() -> None:
         help="--http: the server keeps connections open, or closes each (default: both, one after the other)",
     )
     parser.add_argument(
-        "--http-args", default="", help="--http: more options for the plugin's pytest run (e.g. '-s')"
+        "--http-args",
+        default="",
+        help="--http: more options for the plugin's pytest run, e.g. --http-args='-s -p no:syrupy'",
     )
     args = parser.parse_args()
     if args.http:
