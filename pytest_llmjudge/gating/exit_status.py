@@ -69,35 +69,55 @@ def decide_exit(
         and gate_of[r.benchmark].status in {"pass", "not scored"}
     }
     if failed_nodeids and set(failed_nodeids) <= tolerated:
-        failing = sorted({r.benchmark for r in records if r.nodeid in failed_nodeids})
-        for code in failing:
-            gate = gate_of[code]
-            n = sum(1 for r in records if r.benchmark == code and r.nodeid in failed_nodeids)
-            if gate.gate_rule == "pairwise":  # losses to the baseline, weighed by the pairwise gate
-                within = "are within its pairwise gate" if gate.status == "pass" else why(gate)
-                reasons.append(f"{n} case(s) of {code} lost to the baseline: {within}")
-            elif gate.status == "pass":
-                rate = "-" if gate.pass_rate is None else f"{gate.pass_rate:.1%}"
-                limit = "any failure" if gate.threshold is None else f"{gate.threshold:.0%}"
-                reasons.append(
-                    f"{n} failing case(s) of {code} are within its gate (pass rate {rate}, needs {limit})"
-                )
-            else:
-                reasons.append(
-                    f"{n} failing case(s) of {code} decide nothing: it is not scored (threshold: null)"
-                )
+        reasons += _tolerated_reasons(gate_of, records, failed_nodeids)
         return ExitDecision(OK, frozenset(tolerated), tuple(reasons))
-    others = len(set(failed_nodeids) - tolerated)
+    reasons.append(_not_tolerated(benchmarks, records, failed_nodeids, tolerated))
+    return ExitDecision(status, reasons=tuple(reasons))
+
+
+def _tolerated_reasons(
+    gate_of: dict[str, BenchmarkGate], records: Sequence[CaseRecord], failed_nodeids: Collection[str]
+) -> list[str]:
+    """Why each benchmark's failing cases leave the run passing: its gate holds them."""
+    reasons = []
+    for code in sorted({r.benchmark for r in records if r.nodeid in failed_nodeids}):
+        gate = gate_of[code]
+        n = sum(1 for r in records if r.benchmark == code and r.nodeid in failed_nodeids)
+        if gate.gate_rule == "pairwise":  # losses to the baseline, weighed by the pairwise gate
+            within = "are within its pairwise gate" if gate.status == "pass" else why(gate)
+            reasons.append(f"{n} case(s) of {code} lost to the baseline: {within}")
+        elif gate.status == "pass":
+            # a tolerated case failed, so the gate has a verdict (a pass rate); a passing gate with
+            # a failure has a threshold: a hard gate fails on any failure, and calibration decides
+            # only gates with a threshold
+            assert gate.pass_rate is not None and gate.threshold is not None
+            reasons.append(
+                f"{n} failing case(s) of {code} are within its gate "
+                f"(pass rate {gate.pass_rate:.1%}, needs {gate.threshold:.0%})"
+            )
+        else:
+            reasons.append(
+                f"{n} failing case(s) of {code} decide nothing: it is not scored (threshold: null)"
+            )
+    return reasons
+
+
+def _not_tolerated(
+    benchmarks: Sequence[BenchmarkGate],
+    records: Sequence[CaseRecord],
+    failed_nodeids: Collection[str],
+    tolerated: set[str],
+) -> str:
+    """How many failing items no gate tolerates, and why none can."""
     partial = sorted(
         {g.code for g in benchmarks if g.status == "partial"}
         & {r.benchmark for r in records if r.nodeid in failed_nodeids}
     )
-    text = f"{others} failing or erroring item(s)"
+    text = f"{len(set(failed_nodeids) - tolerated)} failing or erroring item(s)"
     erroring = [r for r in records if r.result == "error" and r.nodeid in failed_nodeids]
     task_errors = sum(1 for r in erroring if task_errored(r))
     if task_errors:  # the system under test gave no output: not the judge's doing
         text += f": {error_counts(task_errors, len(erroring) - task_errors)}"
     if partial:
         text += f" (not every case of {', '.join(partial)} ran, so no gate can tolerate them)"
-    reasons.append(text)
-    return ExitDecision(status, reasons=tuple(reasons))
+    return text
