@@ -69,7 +69,9 @@ def test_many_keys_are_looked_up_together(tmp_path: Path) -> None:
     cache = VerdictCache(tmp_path / "c.sqlite")
     for n in range(0, 1200, 3):
         cache.put(f"k{n}", Verdict(n % 2 == 0, f"case {n}"), "m", Usage(), "B1", f"c{n}")
-    broken = "INSERT INTO verdicts VALUES ('broken', 'm', 'B1', 'c', 'not json', 0, 0, 0, 0, NULL, NULL)"
+    broken = (
+        "INSERT INTO verdicts VALUES ('broken', 'm', 'B1', 'c', 'not json', 0, 0, 0, 0, NULL, NULL, NULL)"
+    )
     cache._db.execute(broken)
     found = cache.get_many([f"k{n}" for n in range(1200)] + ["broken"])
     assert sorted(found) == sorted(f"k{n}" for n in range(0, 1200, 3))  # the unreadable entry is a miss

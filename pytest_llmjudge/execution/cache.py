@@ -20,12 +20,13 @@ import sqlite3
 import threading
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from ..judging.pairwise_verdict import PairwiseVerdict
 from ..judging.verdict import Usage, Verdict
+from ..models.identity import Answered
 from ..suite.cache_damage import count, warn_damaged
 from ..suite.hashing import digest
 from ..suite.nesting import json_too_deep
@@ -38,7 +39,8 @@ SECONDS_PER_DAY = 86_400.0
 
 _INSERT = (
     "INSERT OR REPLACE INTO verdicts (key, model, benchmark, case_id, verdict, input_tokens, "
-    "output_tokens, created, used, request_key, request_chars) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    "output_tokens, created, used, request_key, request_chars, answered_by) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
 _KEYS_PER_QUERY = 500  # below SQLite's oldest limit on bound parameters (999)
 
@@ -79,11 +81,22 @@ def _answer(text: object) -> Verdict | PairwiseVerdict:
         return PairwiseVerdict.from_json(data)
 
 
-def _cached(data: object, model: object, tokens_in: object, tokens_out: object) -> CachedVerdict:
+def _answered_by(text: object) -> Answered | None:
+    """Who answered a stored verdict (null: a verdict stored before it was recorded)."""
+    if text is None:
+        return None
+    if not isinstance(text, str) or json_too_deep(text) is not None:
+        raise TypeError("answered_by is not JSON text")
+    return Answered.from_json(json.loads(text))
+
+
+def _cached(
+    data: object, model: object, tokens_in: object, tokens_out: object, answered: object = None
+) -> CachedVerdict:
     """A stored row as a verdict; ``TypeError`` or ``ValueError`` naming what is damaged."""
     if not isinstance(model, str):
         raise TypeError(f"model is {model!r}, not a name")
-    answer = _answer(data)
+    answer = replace(_answer(data), answered=_answered_by(answered))
     return CachedVerdict(answer, model, count(tokens_in, "input_tokens"), count(tokens_out, "output_tokens"))
 
 
@@ -148,6 +161,7 @@ class VerdictCache:
                 prepare(self._db, path, time.monotonic() + busy_timeout)
             self._request_keys = has_request_keys(self._db)  # not in a file older than them, read-only
             self.request_chars = has_column(self._db, "request_chars")  # not in older files, read-only
+            self._answered = "answered_by" if has_column(self._db, "answered_by") else "NULL"
         except sqlite3.DatabaseError as exc:
             raise self._unusable(exc) from None
 
@@ -173,17 +187,17 @@ class VerdictCache:
                 chunk = keys[start : start + _KEYS_PER_QUERY]
                 marks = ",".join("?" * len(chunk))
                 query = (
-                    "SELECT key, verdict, model, input_tokens, output_tokens FROM verdicts "
-                    f"WHERE key IN ({marks})"
+                    f"SELECT key, verdict, model, input_tokens, output_tokens, {self._answered} "
+                    f"FROM verdicts WHERE key IN ({marks})"
                 )
                 try:
                     rows += self._db.execute(query, chunk).fetchall()
                 except sqlite3.DatabaseError as exc:  # damage quick_check did not see
                     raise self._unusable(exc) from None
         found: dict[str, CachedVerdict] = {}
-        for key, data, model, tokens_in, tokens_out in rows:
+        for key, data, model, tokens_in, tokens_out, answered in rows:
             try:
-                found[key] = _cached(data, model, tokens_in, tokens_out)
+                found[key] = _cached(data, model, tokens_in, tokens_out, answered)
             except (ValueError, KeyError, TypeError, RecursionError) as exc:
                 self._damaged(key, exc)
         with self._lock:
@@ -199,7 +213,7 @@ class VerdictCache:
                 chunk = request_keys[start : start + _KEYS_PER_QUERY]
                 marks = ",".join("?" * len(chunk))
                 query = (
-                    "SELECT request_key, key, verdict, model FROM verdicts "
+                    f"SELECT request_key, key, verdict, model, {self._answered} FROM verdicts "
                     f"WHERE request_key IN ({marks}) ORDER BY model"
                 )
                 try:
@@ -208,9 +222,9 @@ class VerdictCache:
                     raise self._unusable(exc) from None
         found: dict[str, list[CachedVerdict]] = {}
         used = set()
-        for request_key, key, data, model in rows:
+        for request_key, key, data, model, answered in rows:
             try:
-                cached = _cached(data, model, 0, 0)
+                cached = _cached(data, model, 0, 0, answered)
             except (ValueError, KeyError, TypeError, RecursionError) as exc:
                 self._damaged(key, exc)
                 continue
@@ -251,6 +265,7 @@ class VerdictCache:
             now,
             request_key,
             usage.request_chars or None,
+            None if verdict.answered is None else json.dumps(verdict.answered.to_json()),
         )
         with self._lock:
             if not self._pending:

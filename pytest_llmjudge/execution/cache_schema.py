@@ -26,6 +26,7 @@ _COLUMNS = {
         "used",
         "request_key",
         "request_chars",
+        "answered_by",
     ),
     "meta": ("name", "value"),
 }
@@ -42,13 +43,15 @@ CREATE TABLE IF NOT EXISTS verdicts (
     created REAL NOT NULL,
     used REAL NOT NULL,
     request_key TEXT,
-    request_chars INTEGER
+    request_chars INTEGER,
+    answered_by TEXT
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
 """
 # Columns added since the first files: older caches gain them (their verdicts have none), in
 # whatever order they are added; reads and writes name their columns.
-_LATER_COLUMNS = {"request_key": "TEXT", "request_chars": "INTEGER"}
+# ``answered_by``: JSON of the model that answered (resolved snapshot, fingerprint), null when unknown
+_LATER_COLUMNS = {"request_key": "TEXT", "request_chars": "INTEGER", "answered_by": "TEXT"}
 _BASE = len(_COLUMNS["verdicts"]) - len(_LATER_COLUMNS)
 _REQUEST_INDEX = "CREATE INDEX IF NOT EXISTS verdicts_by_request ON verdicts (request_key)"
 

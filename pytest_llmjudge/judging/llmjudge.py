@@ -30,8 +30,10 @@ from pydantic_ai.settings import ModelSettings
 
 from ..compile.request import CompiledRequest
 from ..cost.spending import priced_usage
+from ..models.batching import settled
 from ..models.classify import classify
 from ..models.config import JudgeConfig, RequestTemplate
+from ..models.identity import answered_by
 from .one_voice import OneVoiceModel
 from .sent_text import output_schemas, sent_text
 from .verdict import JudgeFailure, Usage, Verdict
@@ -169,6 +171,8 @@ async def _judge(request: CompiledRequest, config: JudgeConfig) -> tuple[Verdict
         return await _run_agent(request, config, [])
     messages = template.messages(user_prompt(request))
     response = await config.model.request(messages, template.settings, template.params)
+    # a batched judge's request is submitted now and answered once its batch ends
+    response = await settled(config.model, messages, response, template.settings, template.params)
     chars = len(sent_text(messages, template.schemas))
     usage = priced_usage(config.price, [response], request_chars=chars)
     verdict_calls = _verdict_calls(response, template)
@@ -181,7 +185,7 @@ async def _judge(request: CompiledRequest, config: JudgeConfig) -> tuple[Verdict
         )
     answer = _final_answer(response, template)
     if answer is not None:
-        return _verdict(answer), usage
+        return _verdict(answer, [response]), usage
     if response.state != "complete" or any(isinstance(p, ToolCallPart) for p in response.parts):
         # An invalid or extra tool call, a paused response: the agent takes the conversation from
         # here exactly as it would have (validation feedback, bounded retries, resumption).
@@ -248,7 +252,7 @@ async def _judge_text(request: CompiledRequest, config: JudgeConfig) -> tuple[Ve
         # A reply cut off at the token limit will be cut off again: only unreadable ones retry.
         message = error.message if error else "no verdict in the answer"
         raise JudgeFailure(kind, message, kind != "truncation", usage=usage)
-    verdict = replace(parsed.verdict, format=parsed.format or "")
+    verdict = replace(parsed.verdict, format=parsed.format or "", answered=answered_by(messages))
     return verdict, usage
 
 
@@ -274,7 +278,8 @@ async def _run_agent(
         raise _billed(classify(cause), config, sent) from cause
     # the history's response (sent before this run) counts: every response in the messages is one
     requests = result.usage.requests + (1 if history else 0)
-    return _verdict(result.output), _run_usage(config, result.all_messages(), requests, request_chars)
+    messages = result.all_messages()
+    return _verdict(result.output, messages), _run_usage(config, messages, requests, request_chars)
 
 
 def _responses(messages: Sequence[ModelMessage]) -> list[Any]:
@@ -295,5 +300,6 @@ def _billed(failure: JudgeFailure, config: JudgeConfig, sent: Sequence[ModelMess
     return replace(failure, usage=priced_usage(config.price, responses))
 
 
-def _verdict(out: JudgeVerdict) -> Verdict:
-    return Verdict(out.pass_, out.reason, out.score, out.confidence, out.uncertain)
+def _verdict(out: JudgeVerdict, messages: Sequence[ModelMessage]) -> Verdict:
+    answered = answered_by(messages)
+    return Verdict(out.pass_, out.reason, out.score, out.confidence, out.uncertain, answered=answered)

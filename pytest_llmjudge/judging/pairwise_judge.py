@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from pydantic_ai import Agent
@@ -22,6 +23,7 @@ from ..compile.pairwise import PairwiseRequest, pairwise_user_prompt, render_pai
 from ..cost.spending import priced_usage
 from ..models.classify import classify
 from ..models.config import JudgeConfig
+from ..models.identity import answered_by
 from .llmjudge import OUTPUT_RETRIES
 from .pairwise_verdict import PairwiseAnswer, PairwiseVerdict
 from .rendering import run_sync
@@ -68,9 +70,9 @@ async def _judge_pair(request: PairwiseRequest, config: JudgeConfig) -> tuple[Pa
     responses = [m for m in messages if isinstance(m, ModelResponse)]
     chars = len(sent_text(messages[:1], [json.dumps(dict(schema)) for _, schema in output_tools(request)]))
     spent = priced_usage(config.price, responses, result.usage.requests, chars)
-    if isinstance(result.output, PairwiseAnswer):
-        return result.output.to_verdict(), spent
-    return read_pairwise_text(str(result.output)), spent
+    answer = result.output.to_verdict() if isinstance(result.output, PairwiseAnswer) else None
+    answer = answer or read_pairwise_text(str(result.output))
+    return replace(answer, answered=answered_by(messages)), spent
 
 
 def read_pairwise_text(text: str | None) -> PairwiseVerdict:

@@ -10,10 +10,12 @@ order and a tie in the other still counts as that pick, and opposite picks are `
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from ..models.identity import Answered
 
 Winner = Literal["A", "B", "tie"]
 WINNERS: tuple[str, ...] = get_args(Winner)
@@ -28,6 +30,7 @@ class PairwiseVerdict:
 
     winner: Winner
     reason: str
+    answered: Answered | None = field(default=None, compare=False)  # the model that answered
 
     def to_json(self) -> dict[str, Any]:
         return {"winner": self.winner, "reason": self.reason}

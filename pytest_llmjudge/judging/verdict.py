@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any, Literal
 
 from ..cost.usage import Usage as Usage
 from ..cost.usage import total_usage as total_usage
 from ..models.failure import JudgeFailure as JudgeFailure
+from ..models.identity import Answered
 
 if TYPE_CHECKING:
     from .pairwise_verdict import PairwiseVerdict
@@ -26,6 +27,9 @@ class Verdict:
     confidence: Confidence | None = None
     uncertain: bool = False
     format: str = ""  # how a text answer was read (json, fenced_json, yaml, …); "" for structured output
+    # the model that answered (its resolved snapshot and fingerprint); kept beside the verdict in the
+    # cache, not in its JSON, and not part of what the verdict says
+    answered: Answered | None = field(default=None, compare=False)
 
     @property
     def effective_pass(self) -> bool:

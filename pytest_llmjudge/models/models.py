@@ -19,6 +19,7 @@ from pydantic_ai.settings import ModelSettings
 from ..local.model_file import PACKAGED_MODEL_NAME, LocalServerError
 from ..local.server import is_local_spec, normalize_base_url, parse_local_spec
 from .failure import JudgeFailure
+from .identity import with_fingerprint
 from .redact import clean_url, redact
 from .response_cap import DEFAULT_MAX_RESPONSE_BYTES
 
@@ -123,9 +124,11 @@ def build_model(
             base_url, name, api_key=key if send_key else None, max_response_bytes=max_response_bytes
         )
     try:
-        return models.infer_model(value, provider_factory=partial(_capped_provider, limit=max_response_bytes))
+        factory = partial(_capped_provider, limit=max_response_bytes)
+        built = models.infer_model(value, provider_factory=factory)
     except Exception as exc:  # pydantic-ai raises UserError and provider-specific errors here
         raise ModelConfigError(redact(f"cannot use judge model {value!r}: {_why(exc)}")) from None
+    return with_fingerprint(built)
 
 
 _MISSING_KEY = re.compile(r"Set the `([A-Z][A-Z0-9_]*)` environment variable")
@@ -241,4 +244,5 @@ def openai_compatible_model(
         http_client=capped_client(max_response_bytes),
     )
     provider = OpenAIProvider(openai_client=client)
-    return OpenAIChatModel(model_name, provider=provider, profile=profile, settings=settings)
+    chat = OpenAIChatModel(model_name, provider=provider, profile=profile, settings=settings)
+    return with_fingerprint(chat)

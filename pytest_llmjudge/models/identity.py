@@ -1,0 +1,96 @@
+"""Who answered a model call: the model the provider says answered (its resolved snapshot, e.g.
+``gpt-4o-mini-2024-07-18`` for the alias ``gpt-4o-mini``) and the serving fingerprint it reported.
+
+pydantic-ai's ``ModelResponse`` carries ``model_name``; the OpenAI chat model drops the
+``system_fingerprint`` of a completion, so ``with_fingerprint`` keeps it in the response's
+``provider_details`` (the hook pydantic-ai leaves for that: ``_process_provider_details``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic_ai import models
+from pydantic_ai.messages import ModelMessage, ModelResponse
+
+FINGERPRINT = "system_fingerprint"
+_DATED = re.compile(r"(\d{4}-\d{2}-\d{2}|\d{8}|-\d{4}$|@\d{8})")
+
+
+@dataclass(frozen=True)
+class Answered:
+    """The model that answered a call, as its provider named it, and its serving fingerprint."""
+
+    model: str
+    fingerprint: str | None = None
+
+    def label(self) -> str:
+        """``gpt-4o-mini-2024-07-18 (fingerprint fp_1)``."""
+        return self.model + (f" (fingerprint {self.fingerprint})" if self.fingerprint else "")
+
+    def to_json(self) -> dict[str, Any]:
+        return {"model": self.model, "fingerprint": self.fingerprint}
+
+    @classmethod
+    def from_json(cls, data: Any) -> Answered:
+        """The identity of ``to_json``'s object; ``TypeError`` for anything else."""
+        if not isinstance(data, dict):
+            raise TypeError("who answered is a JSON object")
+        model, fingerprint = data.get("model"), data.get("fingerprint")
+        if not isinstance(model, str) or not model:
+            raise TypeError("'model' of who answered must be a name")
+        if fingerprint is not None and not isinstance(fingerprint, str):
+            raise TypeError("'fingerprint' of who answered must be a string or null")
+        return cls(model, fingerprint)
+
+
+def answered_by(messages: Sequence[ModelMessage]) -> Answered | None:
+    """Who answered the last response among ``messages`` (the one that gave the answer); None when
+    no response names its model."""
+    for message in reversed(messages):
+        if isinstance(message, ModelResponse) and message.model_name:
+            details = message.provider_details or {}
+            fingerprint = details.get(FINGERPRINT)
+            return Answered(message.model_name, fingerprint if isinstance(fingerprint, str) else None)
+    return None
+
+
+def is_pinned(requested: str, answered: str) -> bool:
+    """Whether the requested model name already names the snapshot that answered: an alias that
+    resolved to a dated snapshot (``gpt-4o-mini`` → ``gpt-4o-mini-2024-07-18``) is not."""
+    name = requested.split(":", 1)[-1]
+    return name == answered or bool(_DATED.search(name)) or not answered.startswith(name)
+
+
+def with_fingerprint(model: models.Model) -> models.Model:
+    """``model``, keeping the ``system_fingerprint`` of each chat completion in its responses'
+    ``provider_details`` when it is pydantic-ai's OpenAI chat model (as built, not a subclass)."""
+    if type(model).__name__ != "OpenAIChatModel":  # no import of the OpenAI SDK for other models
+        return model
+    from pydantic_ai.models.openai import OpenAIChatModel
+
+    if type(model) is OpenAIChatModel:
+        model.__class__ = _fingerprinted_class()
+    return model
+
+
+_CLASS: list[type[Any]] = []
+
+
+def _fingerprinted_class() -> type[Any]:
+    if not _CLASS:
+        from pydantic_ai.models.openai import OpenAIChatModel
+
+        class FingerprintedChatModel(OpenAIChatModel):
+            def _process_provider_details(self, response: Any) -> dict[str, Any] | None:
+                details = super()._process_provider_details(response) or {}
+                fingerprint = getattr(response, FINGERPRINT, None)
+                if isinstance(fingerprint, str) and fingerprint:
+                    details[FINGERPRINT] = fingerprint
+                return details or None
+
+        _CLASS.append(FingerprintedChatModel)
+    return _CLASS[0]
