@@ -64,6 +64,8 @@ _HELP = {
     "million input/output tokens; repeat the option, or give several (one a line, or comma-separated)",
     "budget": "USD the run may spend on model calls: past it no call starts, and the cases left are ERRORs",
     "budget_tokens": "input plus output tokens the run may use: past it no call starts",
+    "batch_wait": "how long a --llmjudge-batch=on or collect run waits for its batches: seconds, or "
+    "with s, m, h or d; the cases still pending then are ERRORs, their batches kept",
 }
 # Options given more than once (their ini values: one a line).
 _REPEATED = {"price"}
@@ -102,6 +104,18 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="lint prompt, benchmark and template files as items; lint errors fail them. Env LLMJUDGE_LINT.",
     )
     parser.addini("llmjudge_lint", "add lint items (see --llmjudge-lint)", type="bool", default=False)
+    group.addoption(
+        "--llmjudge-batch",
+        nargs="?",
+        const="on",
+        dest="llmjudge_batch",
+        default=None,
+        metavar="on|submit|collect|off",
+        help="send judge calls through the provider's batch API (half price, up to a day): on (the run "
+        "waits), submit (submit and end; nothing is decided), collect (collect what a submit run "
+        "submitted), off. Env LLMJUDGE_BATCH.",
+    )
+    parser.addini("llmjudge_batch", "judge calls through the provider's batch API (see --llmjudge-batch)")
     group.addoption(
         "--llmjudge-allow-outside-root",
         action="store_const",

@@ -210,12 +210,14 @@ def cost_of(
     *,
     cache_write_tokens: int = 0,
     at: datetime | None = None,
+    batch: bool = False,
 ) -> Decimal:
     """USD for one request's usage. ``input_tokens`` counts all input tokens, the cached ones
     (``cached_input_tokens``, pydantic-ai's ``cache_read_tokens``) included, as pydantic-ai and
     genai-prices count them. A genai-prices price is genai-prices' own calculation (tiers, cached
-    and cache-write rates, prices in force at ``at``, default now); an override charges cached
-    tokens at the input rate. Raises ``ValueError`` for counts that cannot be one request's usage.
+    and cache-write rates, prices in force at ``at``, default now; a ``batch`` request at the
+    provider's batch rate); an override charges cached tokens at the input rate. Raises
+    ``ValueError`` for counts that cannot be one request's usage.
     """
     counts = (input_tokens, cached_input_tokens, output_tokens, cache_write_tokens)
     if any(count < 0 for count in counts) or cached_input_tokens + cache_write_tokens > input_tokens:
@@ -236,7 +238,11 @@ def cost_of(
         output_tokens=output_tokens,
     )
     return calc_price(
-        usage, price.model_ref or price.model, provider_id=price.provider, genai_request_timestamp=at
+        usage,
+        price.model_ref or price.model,
+        provider_id=price.provider,
+        genai_request_timestamp=at,
+        price_context={"processing": "batch"} if batch else None,
     ).total_price
 
 
@@ -248,6 +254,7 @@ class RequestTokens:
     cached_input_tokens: int = 0
     output_tokens: int = 0
     cache_write_tokens: int = 0
+    batch: bool = False  # processed by the provider's batch API (``processing: batch``)
 
 
 def cost_of_requests(
@@ -264,6 +271,7 @@ def cost_of_requests(
                 r.output_tokens,
                 cache_write_tokens=r.cache_write_tokens,
                 at=at,
+                batch=r.batch,
             )
             for r in requests
         ),

@@ -92,15 +92,18 @@ def _tokens(response: object, request_chars: int) -> tuple[RequestTokens, str]:
         value = getattr(usage, name, 0)
         return value if isinstance(value, int) and value > 0 else 0
 
+    details = getattr(response, "provider_details", None)
+    batch = isinstance(details, dict) and details.get("processing") == "batch"  # priced at the batch rate
     tokens_in, tokens_out = count("input_tokens"), count("output_tokens")
     if not tokens_in and not tokens_out:  # nothing reported: the call used tokens all the same
         answer = answer_chars(parts or ())
-        estimate = RequestTokens(-(-request_chars // CHARS_PER_TOKEN), 0, -(-answer // CHARS_PER_TOKEN))
+        chars_in, chars_out = -(-request_chars // CHARS_PER_TOKEN), -(-answer // CHARS_PER_TOKEN)
+        estimate = RequestTokens(chars_in, 0, chars_out, batch=batch)
         return estimate, "estimated"
     cached = min(count("cache_read_tokens"), tokens_in)
     written = min(count("cache_write_tokens"), tokens_in - cached)
     said = "implausible" if max(tokens_in, tokens_out) > IMPLAUSIBLE_TOKENS else "reported"
-    return RequestTokens(tokens_in, cached, tokens_out, written), said
+    return RequestTokens(tokens_in, cached, tokens_out, written, batch), said
 
 
 def answer_chars(parts: Iterable[object]) -> int:

@@ -23,6 +23,9 @@ if TYPE_CHECKING:
     from ..suite.files import Benchmark
     from .config import JudgeConfig
 
+# Seconds before a submitted batch is first checked (then 1.5 times longer each check, up to 10 min).
+BATCH_POLL_VARIABLE = "LLMJUDGE_BATCH_POLL"
+DEFAULT_BATCH_POLL = 30.0
 # The label of the judge a replay run with no model names: its cases are looked up by request only.
 UNNAMED_JUDGE = ""
 
@@ -107,8 +110,21 @@ class Judges:
                 model = build_model(value)
                 label = model_label(model)
             price = self.price(label, base_url_of(model))
+            if self.settings.batch != "off" and not replay:
+                model, settings = self._batched(model, label, settings)
             self._configs[choice] = JudgeConfig(model, label, settings, price=price)
         return self._configs[choice]
+
+    def _batched(self, model: Any, label: str, settings: ModelSettings) -> tuple[Any, ModelSettings]:
+        """``--llmjudge-batch``: the judge's requests go through its provider's batch API."""
+        from .batching import BatchUnsupportedError, batch_judge
+        from .models import ModelConfigError
+
+        poll = float(os.environ.get(BATCH_POLL_VARIABLE) or DEFAULT_BATCH_POLL)
+        try:
+            return batch_judge(model, label, settings, wait=self.settings.batch_wait, poll_interval=poll)
+        except BatchUnsupportedError as exc:
+            raise ModelConfigError(str(exc)) from None
 
     def planned(self, benchmark: Benchmark) -> tuple[str, Price | None, ModelSettings]:
         """The label, price and settings of ``benchmark``'s judge, without building its model

@@ -55,6 +55,9 @@ class RunSettings:
     price: tuple[str, ...] = ()  # MODEL=IN/OUT, USD per million input/output tokens
     budget: float | None = None  # USD: no call starts past it
     budget_tokens: int | None = None  # input plus output tokens: no call starts past it
+    # judge calls through the provider's batch API: off, on, submit (and end) or collect
+    batch: str = "off"
+    batch_wait: float = 86_400.0  # seconds an ``on`` or ``collect`` run waits for its batches
 
 
 # How a setting given as text is read; each also comes from LLMJUDGE_<NAME> and llmjudge_<name>.
@@ -97,12 +100,17 @@ _CONVERTERS: dict[str, Callable[[str], Any]] = {
     "price": lambda text: _prices(text),
     "budget": float,
     "budget_tokens": int,
+    "batch": str,
+    "batch_wait": lambda text: _duration(text),
 }
 # Limits an empty option value would silently lift (``--llmjudge-budget=`` from an unset CI
 # variable): what to give instead.
 _NEVER_EMPTY = {"budget": "a number of US dollars", "budget_tokens": "a number of tokens"}
 FAIL_ON = ("regression", "worse")
 TASK_CACHE_MODES = ("on", "off", "replay")
+BATCH_MODES = ("off", "on", "submit", "collect")
+BATCH_CONCURRENCY = 50_000  # a batched run's calls in flight: every one (OpenAI's batch holds 50,000)
+_DURATION_UNITS = {"s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
 DEFAULTS = RunSettings()
 
 
@@ -110,6 +118,14 @@ def _prices(text: str) -> tuple[str, ...]:
     """``--llmjudge-price`` values: one per option, ini line, or comma-separated item. Each is
     read (``MODEL=IN/OUT``) by ``cost.pricing.parse_price_option`` when the run starts."""
     return tuple(item.strip() for line in text.splitlines() for item in line.split(",") if item.strip())
+
+
+def _duration(text: str) -> float:
+    """Seconds of ``90``, ``90s``, ``30m``, ``24h`` or ``1d``."""
+    value = text.strip().lower()
+    unit = _DURATION_UNITS.get(value[-1:], 0.0)
+    number = float(value[:-1] if unit else value)
+    return number * (unit or 1.0)
 
 
 def _boolean(text: str) -> bool:
@@ -135,6 +151,7 @@ def resolve(
     """
     env = dict(os.environ) if env is None else env
     values: dict[str, Any] = {}
+    given: set[str] = set()  # the settings given (not defaults)
     for name, convert in _CONVERTERS.items():
         variable = env_variable(name)
         for source, raw in (
@@ -159,6 +176,10 @@ def resolve(
             values[name] = getattr(DEFAULTS, name)
             if name == "task_cache" and values["cache"] == "replay":
                 values[name] = "replay"  # a replay calls no model, a task's neither, unless asked
+            continue
+        given.add(name)
+    if values["batch"] != "off" and "concurrency" not in given:
+        values["concurrency"] = BATCH_CONCURRENCY  # every call of the run joins a batch
     return RunSettings(**values)
 
 
@@ -202,6 +223,10 @@ def _invalid(name: str, value: Any) -> str | None:
         return f"must be 0 or more tokens, not {value}"
     if name == "price":
         return _repeated_price(value)
+    if name == "batch" and value not in BATCH_MODES:
+        return f"{value!r} is not one of {', '.join(BATCH_MODES)}"
+    if name == "batch_wait" and not 0 < value < float("inf"):
+        return f"must be a positive duration (seconds, or with s, m, h or d), not {value:g}"
     return None
 
 

@@ -1,0 +1,120 @@
+"""Judge models that send their requests through their provider's batch API.
+
+The batching is pydantic-ai's own: its ``BatchModelRequests`` capability wraps the model, queues the
+requests of the run in one pool, submits them in batches, checks on them with a growing interval,
+resubmits expired or transiently failed ones, and marks each batched response
+``processing: batch`` so that genai-prices prices it at the batch rate. This module only picks the
+model that has a batch API (an OpenAI-compatible server's Responses model for a chat model) and
+waits for a suspended response the way an agent run does.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import timedelta
+
+from pydantic_ai import models
+from pydantic_ai.messages import ModelMessage, ModelResponse
+from pydantic_ai.models import ModelRequestParameters
+from pydantic_ai.models.wrapper import WrapperModel
+from pydantic_ai.settings import ModelSettings
+
+# The providers whose pydantic-ai models have a batch API (``Model.batch_max_requests``).
+BATCH_PROVIDERS = ("openai: (the Responses API)", "anthropic:", "google-gla:")
+# Settings a batch cannot honour per request: the batch's own wait and the run's retries replace them.
+_LIVE_ONLY_SETTINGS = ("timeout", "max_retries")
+# How long the first request of a run waits for the others before their batch is submitted: the
+# scheduler starts every call of a run within a moment.
+BATCH_MAX_WAIT = 1.0
+
+
+class BatchUnsupportedError(Exception):
+    """A judge model whose provider has no batch API."""
+
+
+def batch_capable(model: models.Model) -> models.Model:
+    """``model``, or the model of the same provider and client that has a batch API: an OpenAI chat
+    model (``--llmjudge-base-url``, ``openai-chat:``) becomes its Responses model. Raises
+    ``BatchUnsupportedError`` naming the providers that have one."""
+    from pydantic_ai.models.openai import OpenAIChatModel, OpenAIResponsesModel
+
+    if isinstance(model, OpenAIChatModel):
+        provider = model._provider  # the same client: base URL, key and response cap
+        model = OpenAIResponsesModel(model.model_name, provider=provider, profile=model.profile)
+    if model.batch_max_requests is None:
+        raise BatchUnsupportedError(
+            f"{model.system}:{model.model_name} has no batch API; --llmjudge-batch needs a judge of a "
+            f"provider that has one: {', '.join(BATCH_PROVIDERS)}"
+        )
+    return model
+
+
+def batch_judge(
+    model: models.Model, label: str, settings: ModelSettings, *, wait: float, poll_interval: float
+) -> tuple[models.Model, ModelSettings]:
+    """A judge configuration's model and settings for ``--llmjudge-batch``: the model batched, and a
+    call's timeout the batch wait (``wait`` seconds). Raises ``BatchUnsupportedError``."""
+    if label.startswith("local:"):
+        raise BatchUnsupportedError(
+            f"{label} (a local judge) has no batch API; --llmjudge-batch needs a judge of a provider "
+            f"that has one: {', '.join(BATCH_PROVIDERS)}"
+        )
+    model = _LiveSettingsDropped(batched(model, max_wait=BATCH_MAX_WAIT, poll_interval=poll_interval))
+    return model, ModelSettings(**{**settings, "timeout": wait})
+
+
+class _LiveSettingsDropped(WrapperModel):
+    """Sends requests without the settings a batched request cannot carry (``batch_settings``)."""
+
+    async def request(
+        self,
+        messages: list[ModelMessage],
+        model_settings: ModelSettings | None,
+        model_request_parameters: ModelRequestParameters,
+    ) -> ModelResponse:
+        kept = None if model_settings is None else batch_settings(model_settings)
+        return await self.wrapped.request(messages, kept, model_request_parameters)
+
+
+def batched(model: models.Model, *, max_wait: float, poll_interval: float) -> models.Model:
+    """``model`` wrapped so that its requests wait in one batch pool (pydantic-ai's
+    ``BatchModelRequests``): a batch is submitted when its oldest request has waited ``max_wait``
+    seconds, and checked first after ``poll_interval`` seconds, then less often."""
+    from pydantic_ai.capabilities import BatchModelRequests
+
+    capable = batch_capable(model)
+    poll = timedelta(seconds=poll_interval)
+    batching = BatchModelRequests(
+        max_wait=timedelta(seconds=max_wait),
+        poll_interval=poll,
+        max_poll_interval=max(poll, timedelta(minutes=10)),
+    )
+    wrapped = batching.get_wrapper_model(capable)
+    return wrapped if wrapped is not None else capable
+
+
+def batch_settings(settings: ModelSettings) -> ModelSettings:
+    """``settings`` without those a batched request cannot carry (a per-request timeout, the SDK's
+    retries): the batch wait bounds the call, and resubmission is pydantic-ai's."""
+    kept = ModelSettings(**settings)
+    for key in _LIVE_ONLY_SETTINGS:
+        kept.pop(key, None)  # type: ignore[misc]
+    return kept
+
+
+async def settled(
+    model: models.Model,
+    messages: list[ModelMessage],
+    response: ModelResponse,
+    settings: ModelSettings | None,
+    params: ModelRequestParameters,
+) -> ModelResponse:
+    """``response``, or once it is a suspended batch request, the response its batch gives: checked
+    on as an agent run checks on it (the model's ``continuation_delay`` between checks)."""
+    while response.state == "suspended":
+        delay = model.continuation_delay(response)
+        if delay is None:
+            return response
+        await asyncio.sleep(delay)
+        response = await model.request([*messages, response], settings, params)
+    return response
