@@ -64,11 +64,16 @@ _HELP = {
     "million input/output tokens; repeat the option, or give several (one a line, or comma-separated)",
     "budget": "USD the run may spend on model calls: past it no call starts, and the cases left are ERRORs",
     "budget_tokens": "input plus output tokens the run may use: past it no call starts",
+    "panel": "a panel of judges for benchmarks without their own judge.model or judge.panel: model "
+    "strings, comma-separated or repeated, each MODEL or MODEL@BASE_URL (its own server); each "
+    "case is judged by every member and the panel votes",
+    "panel_rule": "how a panel's verdicts become one: majority (an even split is uncertain and fails), "
+    "unanimous or any (a benchmark's judge.panel_rule wins)",
     "batch_wait": "how long a --llmjudge-batch=on or collect run waits for its batches: seconds, or "
     "with s, m, h or d; the cases still pending then are ERRORs, their batches kept",
 }
 # Options given more than once (their ini values: one a line).
-_REPEATED = {"price"}
+_REPEATED = {"price", "panel"}
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:

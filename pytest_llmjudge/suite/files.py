@@ -14,11 +14,12 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationEr
 
 from .errors import Location, SpecError
 from .jsonl import json_lines
+from .panel_spec import check_panel
 from .reading import check_regular_file, read_regular_file, resolve_in_root
 from .task_spec import TaskField
 from .text import shown
 from .validation import HINT_SEPARATOR, validation_error
-from .vocabulary import GateRule, Reduce
+from .vocabulary import GateRule, PanelRule, Reduce
 from .yamlsrc import Sourced, decode, load_yaml
 
 CODE_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]*$"
@@ -51,6 +52,13 @@ class ScoringScale(_Strict):
     descriptions: dict[float, str] | None = None
 
 
+class PanelMemberSpec(_Strict):
+    """A panel judge with its own server: ``{model: M, base_url: URL}``."""
+
+    model: Annotated[str, Field(min_length=1)]
+    base_url: str | None = None
+
+
 class JudgeSettings(_Strict):
     """Per-benchmark judge overrides (``judge:`` in a benchmark file)."""
 
@@ -68,6 +76,10 @@ class JudgeSettings(_Strict):
     min_labels: Annotated[int, Field(ge=0)] | None = None
     mode: Literal["single", "pairwise"] | None = None  # pairwise: candidate against baseline output
     min_consistency: Fraction | None = None  # pairwise: least position consistency to trust the judge
+    # a panel of judges instead of one: model strings, or {model, base_url}; see suite.panel_spec
+    panel: list[Annotated[str, Field(min_length=1)] | PanelMemberSpec] | None = None
+    panel_rule: PanelRule | None = None
+    min_members: Annotated[int, Field(ge=1)] | None = None
 
 
 class CheckSpec(_Strict):
@@ -269,6 +281,7 @@ def load_benchmark(path: Path, display: str, rootdir: Path, allow_outside: bool 
             f"evaluator_type '{spec.evaluator_type}' has cases but no deterministic checks",
             "add a 'checks:' list (contains, equals, equals_expected, is_instance, python)",
         )
+    check_panel(spec.judge, doc.where)
     calibration = _load_calibration_cases(spec, doc, rootdir, allow_outside)
     parent = doc.where(("parent_rubric",)) if spec.parent_rubric else None
     model_at = doc.where(("judge", "model")) if spec.judge and spec.judge.model else None

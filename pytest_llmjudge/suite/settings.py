@@ -8,7 +8,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .vocabulary import CACHE_MODES, GATE_RULES, IMPORT_PATH, PROMPT_STYLES, REDUCERS
+from .panel_spec import Panel, default_min_members, panel_problem, parse_members, spec_members
+from .vocabulary import CACHE_MODES, GATE_RULES, IMPORT_PATH, PANEL_RULES, PROMPT_STYLES, REDUCERS
 
 if TYPE_CHECKING:
     from .files import Benchmark
@@ -55,6 +56,9 @@ class RunSettings:
     price: tuple[str, ...] = ()  # MODEL=IN/OUT, USD per million input/output tokens
     budget: float | None = None  # USD: no call starts past it
     budget_tokens: int | None = None  # input plus output tokens: no call starts past it
+    # a panel of judges for benchmarks without their own judge: MODEL or MODEL@BASE_URL each
+    panel: tuple[str, ...] = ()
+    panel_rule: str = "majority"  # majority (a tie is uncertain), unanimous or any
     # judge calls through the provider's batch API: off, on, submit (and end) or collect
     batch: str = "off"
     batch_wait: float = 86_400.0  # seconds an ``on`` or ``collect`` run waits for its batches
@@ -100,6 +104,8 @@ _CONVERTERS: dict[str, Callable[[str], Any]] = {
     "price": lambda text: _prices(text),
     "budget": float,
     "budget_tokens": int,
+    "panel": lambda text: _prices(text),  # the same list form: one a line, or comma-separated
+    "panel_rule": str,
     "batch": str,
     "batch_wait": lambda text: _duration(text),
 }
@@ -223,11 +229,22 @@ def _invalid(name: str, value: Any) -> str | None:
         return f"must be 0 or more tokens, not {value}"
     if name == "price":
         return _repeated_price(value)
+    if name == "panel_rule" and value not in PANEL_RULES:
+        return f"{value!r} is not one of {', '.join(PANEL_RULES)}"
+    if name == "panel":
+        return _panel_problem(value)
     if name == "batch" and value not in BATCH_MODES:
         return f"{value!r} is not one of {', '.join(BATCH_MODES)}"
     if name == "batch_wait" and not 0 < value < float("inf"):
         return f"must be a positive duration (seconds, or with s, m, h or d), not {value:g}"
     return None
+
+
+def _panel_problem(items: tuple[str, ...]) -> str | None:
+    try:
+        return panel_problem(parse_members(items))
+    except ValueError as exc:
+        return str(exc)
 
 
 def _repeated_price(prices: tuple[str, ...]) -> str | None:
@@ -261,3 +278,28 @@ def pairwise_mode(benchmark: Benchmark, settings: RunSettings) -> bool:
     if judge is not None and judge.mode is not None:
         return judge.mode == "pairwise"
     return settings.pairwise and benchmark.spec.evaluator_type == "llm_judge"
+
+
+def panel_for(benchmark: Benchmark, settings: RunSettings) -> Panel | None:
+    """The panel judging ``benchmark``'s cases, or None for a single judge.
+
+    A benchmark's own ``judge.panel`` wins; its own ``judge.model`` means a single judge even when
+    the run has a panel; else the run's ``--llmjudge-panel``. Raises ``ValueError`` when the
+    benchmark's ``min_members`` is larger than the run's panel.
+    """
+    own = benchmark.spec.judge
+    if own is not None and own.panel:
+        members = spec_members(own.panel)
+    elif own is not None and own.model:
+        return None
+    elif settings.panel:
+        members = parse_members(settings.panel)
+    else:
+        return None
+    rule = (own.panel_rule if own is not None and own.panel_rule else None) or settings.panel_rule
+    least = own.min_members if own is not None and own.min_members is not None else None
+    if least is not None and least > len(members):
+        raise ValueError(
+            f"{benchmark.code}: judge.min_members is {least} but the panel has {len(members)} judges"
+        )
+    return Panel(members, rule, least if least is not None else default_min_members(len(members)))

@@ -12,6 +12,7 @@ Aggregation = Literal["WEIGHTED_AVERAGE", "MINIMUM", "MAXIMUM", "MEAN"]
 CacheMode = Literal["use", "off", "refresh", "replay"]
 Reduce = Literal["majority", "all", "any", "mean"]
 GateRule = Literal["point", "lower_bound", "corrected", "corrected_lower_bound"]
+PanelRule = Literal["majority", "unanimous", "any"]  # how a panel's verdicts become one
 
 PROMPT_STYLES: tuple[str, ...] = get_args(PromptStyle)
 EVALUATOR_TYPES: tuple[str, ...] = get_args(EvaluatorType)
@@ -20,6 +21,7 @@ AGGREGATIONS: tuple[str, ...] = get_args(Aggregation)
 CACHE_MODES: tuple[str, ...] = get_args(CacheMode)
 REDUCERS: tuple[str, ...] = get_args(Reduce)
 GATE_RULES: tuple[str, ...] = get_args(GateRule)
+PANEL_RULES: tuple[str, ...] = get_args(PanelRule)
 JUDGED_TYPES = frozenset({"llm_judge", "hybrid"})  # evaluator types whose requests reach a judge
 # a Python callable by import path: ``package.module:function`` (a task, a check)
 IMPORT_PATH = (
