@@ -81,3 +81,48 @@ def test_a_batched_run_sends_no_live_call_and_gives_the_live_verdicts_at_half_th
     rerun, rerun_data = run(project, fake, "rerun", "--llmjudge-batch=on")
     assert fake.live == 0 and fake.batched == CASES, rerun.stdout.str()  # every verdict cached
     assert verdicts(rerun_data) == verdicts(live_data)
+
+
+def test_submit_ends_pending_and_collect_finishes_without_submitting_again(
+    project: pytest.Pytester, fake: FakeBatchServer
+) -> None:
+    submitted, _ = run(project, fake, "submitted", "--llmjudge-batch=submit")
+    out = submitted.stdout.str()
+    assert submitted.ret != 0, out
+    assert fake.created_batches == 1 and fake.live == 0, out
+    assert "collect with pytest --llmjudge-batch=collect" in out
+    assert len(list((project.path / ".llmjudge" / "batches").glob("*.json"))) == CASES
+
+    collected, data = run(project, fake, "collected", "--llmjudge-batch=collect")
+    out = collected.stdout.str()
+    assert fake.created_batches == 1 and fake.live == 0, out  # no batch submitted again
+    assert fake.batched == CASES
+    assert sorted(set(verdicts(data).values())) == ["fail", "pass"], out
+    assert list((project.path / ".llmjudge" / "batches").glob("*.json")) == []
+
+
+def test_a_judge_without_a_batch_api_is_a_usage_error_before_any_call(
+    project: pytest.Pytester, fake: FakeBatchServer
+) -> None:
+    result = project.runpytest_subprocess(
+        "-p", "no:cacheprovider", "-p", "no:syrupy", "--llmjudge-model=local:http://127.0.0.1:9",
+        "--llmjudge-batch=on", "benchmarks",
+    )  # fmt: skip
+    out = result.stdout.str() + result.stderr.str()
+    assert result.ret != 0
+    assert "has no batch API" in out and "anthropic:" in out, out
+    assert "Traceback" not in out
+
+
+@pytest.mark.parametrize("endpoint", ["POST /v1/files", "POST /v1/batches", "GET /v1/batches"])
+def test_a_failing_batch_endpoint_is_an_error_naming_server_and_endpoint(
+    project: pytest.Pytester, fake: FakeBatchServer, endpoint: str
+) -> None:
+    (project.path / "benchmarks" / "B1.yaml").write_text(benchmark(2))
+    fake.failures[endpoint] = 400
+    result, data = run(project, fake, "failed", "--llmjudge-batch=on")
+    out = result.stdout.str()
+    assert result.ret != 0
+    assert set(verdicts(data).values()) == {"error"}, out
+    path = endpoint.split()[1]
+    assert f"HTTP 400 from {fake.url}{path}" in out, out

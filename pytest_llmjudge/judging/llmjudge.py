@@ -30,7 +30,7 @@ from pydantic_ai.settings import ModelSettings
 
 from ..compile.request import CompiledRequest
 from ..cost.spending import priced_usage
-from ..models.batching import settled
+from ..models.batching import send
 from ..models.classify import classify
 from ..models.config import JudgeConfig, RequestTemplate
 from ..models.identity import answered_by
@@ -170,9 +170,8 @@ async def _judge(request: CompiledRequest, config: JudgeConfig) -> tuple[Verdict
     if template is None:
         return await _run_agent(request, config, [])
     messages = template.messages(user_prompt(request))
-    response = await config.model.request(messages, template.settings, template.params)
-    # a batched judge's request is submitted now and answered once its batch ends
-    response = await settled(config.model, messages, response, template.settings, template.params)
+    # a batched judge's request is submitted (or collected) and answered once its batch ends
+    response = await send(config.model, request.digest, messages, template.settings, template.params)
     chars = len(sent_text(messages, template.schemas))
     usage = priced_usage(config.price, [response], request_chars=chars)
     verdict_calls = _verdict_calls(response, template)

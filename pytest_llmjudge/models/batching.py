@@ -14,15 +14,19 @@ import asyncio
 from datetime import timedelta
 
 from pydantic_ai import models
-from pydantic_ai.messages import ModelMessage, ModelResponse
+from pydantic_ai.messages import ModelMessage, ModelMessagesTypeAdapter, ModelResponse
 from pydantic_ai.models import ModelRequestParameters
 from pydantic_ai.models.wrapper import WrapperModel
 from pydantic_ai.settings import ModelSettings
+
+from .failure import JudgeFailure
+from .pending_batches import COLLECT_HINT, PendingRecord, PendingStore
 
 # The providers whose pydantic-ai models have a batch API (``Model.batch_max_requests``).
 BATCH_PROVIDERS = ("openai: (the Responses API)", "anthropic:", "google-gla:")
 # Settings a batch cannot honour per request: the batch's own wait and the run's retries replace them.
 _LIVE_ONLY_SETTINGS = ("timeout", "max_retries")
+COLLECT_LINE = f"collect with {COLLECT_HINT}"
 # How long the first request of a run waits for the others before their batch is submitted: the
 # scheduler starts every call of a run within a moment.
 BATCH_MAX_WAIT = 1.0
@@ -50,21 +54,35 @@ def batch_capable(model: models.Model) -> models.Model:
 
 
 def batch_judge(
-    model: models.Model, label: str, settings: ModelSettings, *, wait: float, poll_interval: float
+    model: models.Model,
+    label: str,
+    settings: ModelSettings,
+    *,
+    mode: str,
+    store: PendingStore,
+    wait: float,
+    poll_interval: float,
 ) -> tuple[models.Model, ModelSettings]:
-    """A judge configuration's model and settings for ``--llmjudge-batch``: the model batched, and a
-    call's timeout the batch wait (``wait`` seconds). Raises ``BatchUnsupportedError``."""
+    """A judge configuration's model and settings for ``--llmjudge-batch=MODE``: the model batched,
+    and a call's timeout the batch wait (``wait`` seconds). Raises ``BatchUnsupportedError``."""
     if label.startswith("local:"):
         raise BatchUnsupportedError(
             f"{label} (a local judge) has no batch API; --llmjudge-batch needs a judge of a provider "
             f"that has one: {', '.join(BATCH_PROVIDERS)}"
         )
-    model = _LiveSettingsDropped(batched(model, max_wait=BATCH_MAX_WAIT, poll_interval=poll_interval))
-    return model, ModelSettings(**{**settings, "timeout": wait})
+    inner = batched(model, max_wait=BATCH_MAX_WAIT, poll_interval=poll_interval)
+    return BatchJudgeModel(inner, label, mode, store), ModelSettings(**{**settings, "timeout": wait})
 
 
-class _LiveSettingsDropped(WrapperModel):
-    """Sends requests without the settings a batched request cannot carry (``batch_settings``)."""
+class BatchJudgeModel(WrapperModel):
+    """A batched judge: sends requests without the settings a batched request cannot carry
+    (``batch_settings``), and keeps the requests it submitted in the run's ``PendingStore`` until
+    their batch answers (``send``)."""
+
+    def __init__(self, wrapped: models.Model, label: str, mode: str, store: PendingStore) -> None:
+        super().__init__(wrapped)
+        self.judge, self.mode, self.store = label, mode, store
+        self.claimed: set[str] = set()  # waiting requests of earlier runs this run collects
 
     async def request(
         self,
@@ -74,6 +92,54 @@ class _LiveSettingsDropped(WrapperModel):
     ) -> ModelResponse:
         kept = None if model_settings is None else batch_settings(model_settings)
         return await self.wrapped.request(messages, kept, model_request_parameters)
+
+    def claim(self, key: str) -> ModelResponse | None:
+        """A request an earlier run submitted for ``key`` and no call of this run collects yet."""
+        for record in self.store.waiting(key):
+            if record.response_id not in self.claimed:
+                self.claimed.add(record.response_id)
+                return ModelMessagesTypeAdapter.validate_python([record.response])[0]  # type: ignore[return-value]
+        return None
+
+    def keep(self, key: str, response: ModelResponse) -> None:
+        """Records a submitted request until its batch answers."""
+        batch = ((response.provider_details or {}).get("batch") or {}).get("batch") or {}
+        dumped = ModelMessagesTypeAdapter.dump_python([response], mode="json")[0]
+        response_id = response.provider_response_id or ""
+        self.claimed.add(response_id)
+        self.store.put(key, PendingRecord(str(batch.get("id", "")), response_id, dumped))
+
+
+async def send(
+    model: models.Model,
+    request_digest: str,
+    messages: list[ModelMessage],
+    settings: ModelSettings | None,
+    params: ModelRequestParameters,
+) -> ModelResponse:
+    """``model``'s response to ``messages``. A batched judge collects the request an earlier run
+    submitted for the same request, else submits it; the request stays recorded as waiting until
+    its batch answers (a run stopped meanwhile leaves it for the next), and under ``submit`` the
+    call ends there as a ``batch-pending`` failure."""
+    if not isinstance(model, BatchJudgeModel):
+        return await model.request(messages, settings, params)
+    key = model.store.key(request_digest, model.judge)
+    response = model.claim(key)
+    if response is None:
+        response = await model.request(messages, settings, params)
+        if response.state != "suspended":
+            return response
+        model.keep(key, response)
+    if model.mode == "submit":
+        raise JudgeFailure("batch-pending", f"submitted in batch {_batch_id(response)}; {COLLECT_LINE}")
+    answered = await settled(model, messages, response, settings, params)
+    model.store.remove(key, response.provider_response_id or "")
+    return answered
+
+
+def _batch_id(response: ModelResponse) -> str:
+    ticket = (response.provider_details or {}).get("batch") or {}
+    return str((ticket.get("batch") or {}).get("id", "?"))
 
 
 def batched(model: models.Model, *, max_wait: float, poll_interval: float) -> models.Model:

@@ -119,10 +119,13 @@ class Judges:
         """``--llmjudge-batch``: the judge's requests go through its provider's batch API."""
         from .batching import BatchUnsupportedError, batch_judge
         from .models import ModelConfigError
+        from .pending_batches import PENDING_FOLDER, PendingStore
 
         poll = float(os.environ.get(BATCH_POLL_VARIABLE) or DEFAULT_BATCH_POLL)
+        store = PendingStore(self.root / PENDING_FOLDER)
+        mode, wait = self.settings.batch, self.settings.batch_wait
         try:
-            return batch_judge(model, label, settings, wait=self.settings.batch_wait, poll_interval=poll)
+            return batch_judge(model, label, settings, mode=mode, store=store, wait=wait, poll_interval=poll)
         except BatchUnsupportedError as exc:
             raise ModelConfigError(str(exc)) from None
 
