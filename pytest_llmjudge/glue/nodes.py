@@ -23,6 +23,7 @@ from ..suite import files as spec
 from ..suite.errors import SpecError, display_path
 from ..suite.prompt_file import PromptSections
 from . import snapshots
+from .case_capture import captured_wait, case_hooks
 from .stash import RunHost, run_host
 
 if TYPE_CHECKING:
@@ -224,6 +225,11 @@ class CaseItem(pytest.Item):
         self.task: BuiltTask | None = getattr(self.parent, "task", None)
         self.produced: Produced | None = None  # the output its task produced, once it has
 
+    @property
+    def ihook(self) -> Any:
+        """pytest's hooks, its capture only around the wait for the verdict (``case_capture``)."""
+        return case_hooks(self)
+
     def recompile(self, case: spec.Case) -> CompiledRequest:
         """The judge request of ``case`` (this case with the output its task produced)."""
         parent: BenchmarkNode = self.parent  # type: ignore[assignment]
@@ -234,7 +240,8 @@ class CaseItem(pytest.Item):
         if self.benchmark.spec.evaluator_type == "manual_sme":
             pytest.skip("manual_sme: reviewed by a subject-matter expert, not judged automatically")
         state = _state(self.config)
-        self.outcome = state.outcome(self)
+        with captured_wait(self):
+            self.outcome = state.outcome(self)
         self.produced, request = state.produced(self.nodeid)
         if self.produced is not None and request is not None:  # reports show the produced output
             update = {"candidate_output": self.produced.output}
