@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from ..compile.pairwise import PairwiseRequest, compile_both_orders
-from ..gating.records import CaseRecord, JudgeFingerprint, PairAnswerRecord, PairwiseRecord
+from ..gating.records import CaseRecord, JudgeFacts, JudgeFingerprint, PairAnswerRecord, PairwiseRecord
 from ..judging.verdict import Outcome
 from ..pipeline.pairwise_pipeline import Baseline, OrderAnswer, PairResult
 from ..reporting.failures import JudgeErrored
@@ -189,8 +189,6 @@ def pairwise_case_items(
 
 def with_pairwise(item: PairwiseItem, record: CaseRecord) -> CaseRecord:
     """A pairwise case's record: its comparison, the calls both orders made, the pairwise judge."""
-    from ..suite.hashing import digest
-
     result = item.pair
     own = item.benchmark.spec.judge
     pairwise = PairwiseRecord(
@@ -215,28 +213,12 @@ def with_pairwise(item: PairwiseItem, record: CaseRecord) -> CaseRecord:
     )
     calls = sum(a.calls for a in answers)
     first = result.orders[0].request if result.orders else None
-    judge = record.judge
-    if judge is not None and first is not None:
-        instructions = digest([first.instructions, first.system_prompt, first.rubric, first.prompt_style])
-        settings = judge.fingerprint.settings if judge.fingerprint else {}
-        fingerprint = JudgeFingerprint(
-            result.model, settings, instructions, digest([result.model, settings, instructions])
-        )
-        judge = replace(judge, fingerprint=fingerprint, instructions=first.instructions, rubric=first.rubric)
-    if result.identical:
-        reason = "identical outputs: a tie without a judge call"
-    elif result.outcome is not None:
-        reason = f"{result.outcome}: " + " / ".join(
-            f"candidate {a.candidate_position}: {a.winner} — {a.reason}" for a in answers
-        )
-    else:
-        reason = record.reason
     return replace(
         record,
         pairwise=pairwise,
         judge_pass=None,
         case_label=None,
-        reason=reason,
+        reason=_pairwise_reason(result, answers, record.reason),
         model=result.model,
         prompt_hash=first.digest if first else record.prompt_hash,
         cached=bool(answers) and all(a.cached for a in answers),
@@ -246,10 +228,32 @@ def with_pairwise(item: PairwiseItem, record: CaseRecord) -> CaseRecord:
         input_tokens=sum(a.input_tokens for a in answers),
         output_tokens=sum(a.output_tokens for a in answers),
         cost_usd=_total([record.cost_usd, *(a.cost_usd for a in answers)]),  # with its task's, if any
-        judge=judge,
+        judge=_pairwise_judge(record.judge, result.model, first),
         usage_estimated=sum(s.usage.estimated for o in result.orders for s in o.samples if not s.cached),
         usage_implausible=sum(s.usage.implausible for o in result.orders for s in o.samples if not s.cached),
     )
+
+
+def _pairwise_judge(judge: JudgeFacts | None, model: str, first: PairwiseRequest | None) -> JudgeFacts | None:
+    """The judge facts of a pairwise case: the pairwise judge's instructions and fingerprint."""
+    from ..suite.hashing import digest
+
+    if judge is None or first is None:
+        return judge
+    instructions = digest([first.instructions, first.system_prompt, first.rubric, first.prompt_style])
+    settings = judge.fingerprint.settings if judge.fingerprint else {}
+    fingerprint = JudgeFingerprint(model, settings, instructions, digest([model, settings, instructions]))
+    return replace(judge, fingerprint=fingerprint, instructions=first.instructions, rubric=first.rubric)
+
+
+def _pairwise_reason(result: PairResult, answers: tuple[PairAnswerRecord, ...], own: str) -> str:
+    """Why a pairwise case has its outcome: each order's winner and reason."""
+    if result.identical:
+        return "identical outputs: a tie without a judge call"
+    if result.outcome is None:
+        return own
+    said = " / ".join(f"candidate {a.candidate_position}: {a.winner} — {a.reason}" for a in answers)
+    return f"{result.outcome}: {said}"
 
 
 def _total(costs: list[float | None]) -> float | None:

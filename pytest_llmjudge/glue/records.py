@@ -9,6 +9,7 @@ import pytest
 from ..gating.records import CaseRecord, JudgeFacts, JudgeFingerprint, ProducedOutput, RequestText
 from ..judging.verdict import Verdict
 from ..reporting.results_writer import sample_records
+from .panel_fields import panel_field
 
 if TYPE_CHECKING:
     from ..judging.verdict import Outcome
@@ -21,63 +22,73 @@ def case_record(item: pytest.Item, report: pytest.TestReport) -> CaseRecord | No
 
     if isinstance(item, PromptItem) and not item.benchmark.cases and report.when == "call":
         b = item.benchmark
+        spec = b.spec
         return CaseRecord(
             b.code,
             "",
             "skip",
             item.nodeid,
-            b.spec.label or "",
-            b.spec.threshold,
-            b.spec.criticality,
-            b.spec.weight,
-            b.spec.parent_rubric,
+            spec.label or "",
+            spec.threshold,
+            spec.criticality,
+            spec.weight,
+            spec.parent_rubric,
         )
-    if not isinstance(item, CaseItem):
+    if not isinstance(item, CaseItem) or report.when == "teardown":
         return None
     if report.when == "setup" and report.passed:
-        return None
-    if report.when == "teardown":
         return None
     b = item.benchmark
     outcome = item.outcome
     verdict: Verdict | None = outcome.verdict if outcome else None
-    if report.skipped:
-        result = "skip"
-    elif report.when == "setup":
-        result = "error"
-    else:
-        result = "pass" if report.passed else "fail"
-    usage = outcome.usage if outcome else None
     repeated = repeat_fields(item, outcome)
     produced = produced_field(item)
     return CaseRecord(
         benchmark=b.code,
         case=item.case.id,
         nodeid=item.nodeid,
-        result=result,
+        result=_result(report),
         label=b.spec.label or "",
         threshold=b.spec.threshold,
         criticality=b.spec.criticality,
         weight=b.spec.weight,
         parent_rubric=b.spec.parent_rubric,
         location=f"{item.case.location.path}:{item.case.location.line}",
-        uncertain=bool(verdict and verdict.uncertain),
-        reason=(verdict.reason if verdict else str(outcome.failure) if outcome and outcome.failure else ""),
-        score=verdict.score if verdict else None,
-        model=outcome.model if outcome else "",
         prompt_hash=item.request.digest,
-        cached=bool(outcome and outcome.cached),
-        attempts=outcome.attempts if outcome else 0,
         benchmark_cases=len(b.cases),
-        retried=outcome.retried if outcome else (),
-        requests=usage.requests if usage else 0,
-        input_tokens=usage.input_tokens if usage else 0,
-        output_tokens=usage.output_tokens if usage else 0,
         produced=produced,
+        panel=panel_field(item, outcome),
+        **_outcome_fields(outcome, verdict),
         **repeated,
         **calibration_fields(item, verdict),
         **cost_fields(outcome, repeated["samples"], produced),
     )
+
+
+def _result(report: pytest.TestReport) -> str:
+    """A case item's result as its record says it: a failed setup is an error."""
+    if report.skipped:
+        return "skip"
+    if report.when == "setup":
+        return "error"
+    return "pass" if report.passed else "fail"
+
+
+def _outcome_fields(outcome: Outcome | None, verdict: Verdict | None) -> dict[str, Any]:
+    """What a case record takes from its judging: the verdict, the model, attempts and usage."""
+    usage = outcome.usage if outcome else None
+    return {
+        "uncertain": bool(verdict and verdict.uncertain),
+        "reason": verdict.reason if verdict else str(outcome.failure) if outcome and outcome.failure else "",
+        "score": verdict.score if verdict else None,
+        "model": outcome.model if outcome else "",
+        "cached": bool(outcome and outcome.cached),
+        "attempts": outcome.attempts if outcome else 0,
+        "retried": outcome.retried if outcome else (),
+        "requests": usage.requests if usage else 0,
+        "input_tokens": usage.input_tokens if usage else 0,
+        "output_tokens": usage.output_tokens if usage else 0,
+    }
 
 
 def cost_fields(outcome: Outcome | None, samples: Any, produced: ProducedOutput | None) -> dict[str, Any]:

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 if TYPE_CHECKING:
+    from ..reporting.results_writer import RunInfo
     from ..suite.settings import RunSettings
     from .run import Run
 
@@ -65,34 +66,14 @@ def baseline_of(config: pytest.Config) -> tuple[dict[str, Any] | None, str | Non
 def write_run_results(run: Run) -> None:
     """Write the results file (and the HTML report if asked) on the controller, at session end:
     the run's verdict, rendered."""
-    from .. import __version__
-    from ..models.redact import redact_command
     from ..reporting.results_file import default_results_path
-    from ..reporting.results_writer import RunInfo, build_results, suite_digest, write_results
+    from ..reporting.results_writer import build_results, suite_digest, write_results
     from .outputs import benchmark_sources, output_guard, output_path
 
     config, settings, verdict = run.config, run.settings, run.verdict
     assert verdict is not None
     results = _results(config)
-    info = RunInfo(
-        started=config.stash.get(STARTED, datetime.now(UTC)),
-        finished=datetime.now(UTC),
-        plugin_version=__version__,
-        pydantic_ai_version=_version("pydantic-ai-slim") or _version("pydantic-ai") or "",
-        command=redact_command(["pytest", *config.invocation_params.args]),  # no credentials
-        commit=git_commit(config.rootpath),
-        rootdir=str(config.rootpath),
-        exit_status=verdict.status,
-        exit_reasons=list(verdict.reasons),
-        settings={
-            "repeats": settings.repeats,
-            "gate": settings.gate,
-            "margin": settings.margin,
-            "alpha": settings.alpha,
-            "fail_on": settings.fail_on,
-            "baseline": settings.baseline,
-        },
-    )
+    info = _run_info(run)
     gates = verdict.gates
     data = build_results(
         info,
@@ -126,6 +107,36 @@ def write_run_results(run: Run) -> None:
             results.errors.append(f"--llmjudge-html: cannot write {html}: {error}")
 
 
+def _run_info(run: Run) -> RunInfo:
+    """What the results file says about the run itself: when, which versions, the command, the
+    commit, the exit status and its reasons, the settings that decide the gates."""
+    from .. import __version__
+    from ..models.redact import redact_command
+    from ..reporting.results_writer import RunInfo
+
+    config, settings, verdict = run.config, run.settings, run.verdict
+    assert verdict is not None
+    return RunInfo(
+        started=config.stash.get(STARTED, datetime.now(UTC)),
+        finished=datetime.now(UTC),
+        plugin_version=__version__,
+        pydantic_ai_version=_version("pydantic-ai-slim") or _version("pydantic-ai") or "",
+        command=redact_command(["pytest", *config.invocation_params.args]),  # no credentials
+        commit=git_commit(config.rootpath),
+        rootdir=str(config.rootpath),
+        exit_status=verdict.status,
+        exit_reasons=list(verdict.reasons),
+        settings={
+            "repeats": settings.repeats,
+            "gate": settings.gate,
+            "margin": settings.margin,
+            "alpha": settings.alpha,
+            "fail_on": settings.fail_on,
+            "baseline": settings.baseline,
+        },
+    )
+
+
 def _version(distribution: str) -> str | None:
     from importlib.metadata import PackageNotFoundError, version
 
@@ -155,6 +166,9 @@ def summary_lines(run: Run) -> list[tuple[str, dict[str, bool]]]:
     gates = run.verdict.gates
     results = _results(run.config)
     lines: list[tuple[str, dict[str, bool]]] = [("", {})]
+    from ..gating.drift import judge_lines, judges_seen
+
+    lines += [(line, {}) for line in judge_lines(judges_seen(run.records))]
     absolute = [g for g in gates.benchmarks if g.gate_rule != "pairwise"]  # pairwise: their own table
     lines += [(line, {}) for line in interval_lines(absolute)] if absolute else []
     flaky = [r for r in run.records if r.flaky]
