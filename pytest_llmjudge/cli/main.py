@@ -142,6 +142,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_init_parser(commands)
     add_schema_parser(commands)
+    from .merge import add_merge_parser
+
+    add_merge_parser(commands)
     return parser
 
 

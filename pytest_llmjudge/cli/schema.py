@@ -2,7 +2,8 @@
 
 The benchmark, cases and prompt-template schemas are generated from the pydantic models that
 the loader validates files with, so an editor and a pytest run accept the same keys and values.
-The results schema is the one results files are validated against. Each also ships in the
+The results schema is generated from the results file's typed model
+(``reporting.results_model``), and the reader validates files with its shipped copy. Each ships in the
 package (``pytest_llmjudge/schemas/<kind>.schema.json``); a test keeps those files equal to what
 is generated here.
 """
@@ -44,10 +45,9 @@ def shipped_path(kind: str) -> Path:
 def generate(kind: str) -> dict[str, Any]:
     """The JSON Schema of ``kind`` (one of ``KINDS``), built from the loader's own models."""
     if kind == "results":
-        from ..reporting.results_file import SCHEMA_PATH
+        from ..reporting.results_model import results_schema
 
-        loaded: dict[str, Any] = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
-        return loaded
+        return results_schema()
     title, description = _TITLES[kind]
     header = {"$schema": DRAFT, "title": title, "description": description}
     body = _standard_bounds(_body(kind))
@@ -94,11 +94,7 @@ def _standard_bounds(node: Any) -> Any:
 
 
 def schema_text(kind: str) -> str:
-    """The schema of ``kind`` as the shipped file holds it (the results schema as it is written)."""
-    if kind == "results":
-        from ..reporting.results_file import SCHEMA_PATH
-
-        return SCHEMA_PATH.read_text(encoding="utf-8")
+    """The schema of ``kind`` as the shipped file holds it."""
     return json.dumps(generate(kind), indent=2, ensure_ascii=False) + "\n"
 
 

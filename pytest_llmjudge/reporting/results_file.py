@@ -1,7 +1,9 @@
 """The results file (format 2): where a run's file goes, loading, validation, small accessors.
 
-The format is defined by ``results.schema.json`` beside this module and documented in
-``docs/results.md``. jsonschema is imported only when a file is validated.
+The format is the typed model ``results_model.ResultsFile``; files are validated against the JSON
+Schema generated from it (shipped as ``pytest_llmjudge/schemas/results.schema.json``, whose error
+messages name the place and the key meant), and ``load_results_model`` gives the typed model.
+It is documented in ``docs/results.md``. jsonschema is imported only when a file is validated.
 """
 
 from __future__ import annotations
@@ -23,8 +25,10 @@ if TYPE_CHECKING:
     from jsonschema.exceptions import ValidationError
     from jsonschema.protocols import Validator
 
+    from .results_model import ResultsFile
+
 FORMAT = 2  # 2: each case says where its output came from (``produced``); format 1 is upgraded
-SCHEMA_PATH = Path(__file__).with_name("results.schema.json")
+SCHEMA_PATH = Path(__file__).resolve().parent.parent / "schemas" / "results.schema.json"
 RUNS_FOLDER = Path(".llmjudge") / "runs"
 # A results file holds values of the suite's files (a case's output, a judge's settings), each as
 # deep as a suite file may nest (``nesting.MAX_DEPTH``), under at most this many levels of its own
@@ -75,6 +79,13 @@ def load_results(path: Path | str) -> dict[str, Any]:
         raise ResultsFileError(f"{path}: not a results file: nested deeper than {MAX_DEPTH} levels")
     validate(data, source=str(path))
     return data  # type: ignore[no-any-return]
+
+
+def load_results_model(path: Path | str) -> ResultsFile:
+    """``load_results`` as the typed model of the file."""
+    from .results_model import ResultsFile
+
+    return ResultsFile.model_validate(load_results(path))
 
 
 def _read_text(path: Path) -> str:

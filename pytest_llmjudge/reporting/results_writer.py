@@ -154,9 +154,18 @@ def _benchmark(
         "request": {"instructions": judge.instructions, "rubric": judge.rubric} if found else None,
         "gate": _gate(gate),
         "calibration": calibration,
+        "trust": _trust(records[0]) if records else None,
         "cases": [_case(r) for r in records if r.case],
         "cost": cost_object(cost_of(records)),
     }
+
+
+def _trust(record: CaseRecord) -> dict[str, Any] | None:
+    """The benchmark's calibration minimums (the same in each of its records), so that merged
+    shards decide the judge's trust as one run would."""
+    if record.min_tpr is None and record.min_tnr is None and record.min_labels is None:
+        return None
+    return {"min_tpr": record.min_tpr, "min_tnr": record.min_tnr, "min_labels": record.min_labels}
 
 
 def cost_object(total: CostTotal) -> dict[str, Any]:
@@ -189,6 +198,7 @@ def _gate(gate: BenchmarkGate) -> dict[str, Any]:
         "ci_high": gate.ci_high,
         "interval_method": None if gate.interval is None else gate.interval.method,
         "basis": "cases",  # the rate and its interval count case verdicts (samples reduced first)
+        "collected": gate.collected,  # so merged shards know whether every case ran
         "low_evidence": gate.verdicts < LOW_EVIDENCE_VERDICTS,
         "detail": why(gate),  # the terminal's and the exit reasons' wording
     }
