@@ -8,8 +8,9 @@ properties, e.g. ``{"total_slots": 1}``); ``fake.delay`` seconds pass before eac
 ``fake.peak`` is the most completions it was answering at once. Each answer reports
 ``fake.prompt_tokens`` and ``fake.completion_tokens`` as its usage (None: counted as a tokenizer
 would, roughly: a token per 4 characters of the messages' text and output schemas sent, and of
-the answer), ``fake.cached_tokens`` of them read from a prompt cache. The knobs may change while it
-runs; every request is kept in ``fake.requests``.
+the answer), ``fake.cached_tokens`` of them read from a prompt cache. Each answer names
+``fake.model`` as the model that answered, and ``fake.system_fingerprint`` when set. The knobs may
+change while it runs; every request is kept in ``fake.requests``.
 """
 
 from __future__ import annotations
@@ -49,6 +50,8 @@ class FakeOpenAI:
     prompt_tokens: int | None = 3  # the usage each answer reports; None: counted (see the module)
     completion_tokens: int | None = 2
     cached_tokens: int = 0  # of the prompt tokens, read from the provider's prompt cache
+    model: str = "fake-judge"  # the model each answer says answered (a provider's resolved snapshot)
+    system_fingerprint: str | None = None  # sent with each answer when set
     peak: int = 0  # most completions answered at once
     _busy: int = field(default=0, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
@@ -105,17 +108,23 @@ class _Handler(BaseHTTPRequestHandler):
         message = {"role": "assistant", "content": content}
         prompt = fake.prompt_tokens if fake.prompt_tokens is not None else counted(sent_text(body))
         answer = fake.completion_tokens if fake.completion_tokens is not None else counted(content)
-        usage = {"prompt_tokens": prompt, "completion_tokens": answer, "total_tokens": prompt + answer}
+        usage: dict[str, Any] = {
+            "prompt_tokens": prompt,
+            "completion_tokens": answer,
+            "total_tokens": prompt + answer,
+        }
         if fake.cached_tokens:
             usage["prompt_tokens_details"] = {"cached_tokens": fake.cached_tokens}
-        completion = {
+        completion: dict[str, Any] = {
             "id": "c1",
             "object": "chat.completion",
             "created": 0,
-            "model": "fake-judge",
+            "model": fake.model,
             "choices": [{"index": 0, "finish_reason": "stop", "message": message}],
             "usage": usage,
         }
+        if fake.system_fingerprint is not None:
+            completion["system_fingerprint"] = fake.system_fingerprint
         self._reply(200, completion, fake.headers)
 
     def _reply(self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None) -> None:

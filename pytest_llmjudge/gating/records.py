@@ -26,8 +26,15 @@ class SampleRecord:
     cached_input_tokens: int = 0
     cost_usd: float | None = 0.0
     saved_usd: float | None = None
+    # the model that answered (the provider's resolved snapshot) and its serving fingerprint;
+    # None: not known (an error, a code check, a verdict cached before it was recorded)
+    answered_model: str | None = None
+    answered_fingerprint: str | None = None
 
     def to_results(self) -> dict[str, Any]:
+        answered = None
+        if self.answered_model is not None:
+            answered = {"model": self.answered_model, "fingerprint": self.answered_fingerprint}
         return {
             "index": self.index,
             "pass": self.passed,
@@ -42,6 +49,7 @@ class SampleRecord:
             "cached_input_tokens": self.cached_input_tokens,
             "cost_usd": self.cost_usd,
             "saved_usd": self.saved_usd,
+            "answered_by": answered,
         }
 
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from ..suite.vocabulary import JUDGED_TYPES
+from .drift import JUDGE_CHANGED, WAY_OUT, judged_alike, mark_mixed
 from .exit_status import TESTS_FAILED, decide_exit
 from .gates import BenchmarkGate, RubricGate, applied_rule, why
 
@@ -124,13 +125,19 @@ def gate_run(
             if g.code in before and g.code not in paired
         }
         comparisons = tuple(compare_benchmarks(pairs, margin=settings.margin, alpha=settings.alpha))
+        comparisons, said = judged_alike(comparisons, records, baseline, settings.fail_on)
+        notes += said
         flips = flips_between(before, now)
-        if settings.fail_on == "regression":
-            regressions = {c.benchmark: c for c in comparisons if c.verdict == "regression"}
+        # a comparison across a judge change fails closed under either --llmjudge-fail-on
+        failing = {"regression", JUDGE_CHANGED} if settings.fail_on == "regression" else {JUDGE_CHANGED}
+        if settings.fail_on:
+            regressions = {c.benchmark: c for c in comparisons if c.verdict in failing}
             ruled = [
                 replace(g, regression=regression_detail(regressions[g.code])) if g.code in regressions else g
                 for g in ruled
             ]
+    ruled, said = mark_mixed(ruled, records, settings.fail_on)
+    notes += said
     final = apply_calibration(ruled, list(calibrations))
     final, figures = pairwise_gates(
         records, final, fail_on=settings.fail_on, margin=settings.margin, alpha=settings.alpha
@@ -229,6 +236,8 @@ def _word(passed: bool) -> str:
 
 
 def regression_detail(comparison: Comparison) -> str:
+    if comparison.verdict == JUDGE_CHANGED:
+        return f"{comparison.judge_change}: the comparison measures the judge too; {WAY_OUT}"
     return (
         f"regression against the baseline: {comparison.b} case(s) pass → fail, {comparison.c} fail → pass "
         f"(McNemar p = {comparison.p_adjusted:.3g} Holm-adjusted)"

@@ -19,7 +19,9 @@ DEFAULT_POWER = 0.8
 # level stays fixed and the results file can label it without knowing alpha.
 DIFFERENCE_CONFIDENCE = 0.95
 
-Verdict = Literal["regression", "improvement", "no significant change", "inconclusive"]
+# "judge changed": the baseline was judged by another judge (model string or snapshot), so the
+# difference measures the judge as much as the model (``gating.drift``)
+Verdict = Literal["regression", "improvement", "no significant change", "inconclusive", "judge changed"]
 
 
 def _check_probability(name: str, value: float) -> None:
@@ -133,6 +135,7 @@ class Comparison:
     unpaired: Unpaired
     mde: float
     n_paired: int
+    judge_change: str | None = None  # how the judge differs from the baseline's (``drift.JudgeChange``)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready values (tuples as lists, an infinite MDE as null)."""
@@ -153,6 +156,7 @@ class Comparison:
             },
             "mde": self.mde if math.isfinite(self.mde) else None,
             "n_paired": self.n_paired,
+            "judge_change": self.judge_change,
         }
 
 

@@ -8,7 +8,6 @@ pydantic-ai's ``ModelResponse`` carries ``model_name``; the OpenAI chat model dr
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -17,7 +16,6 @@ from pydantic_ai import models
 from pydantic_ai.messages import ModelMessage, ModelResponse
 
 FINGERPRINT = "system_fingerprint"
-_DATED = re.compile(r"(\d{4}-\d{2}-\d{2}|\d{8}|-\d{4}$|@\d{8})")
 
 
 @dataclass(frozen=True)
@@ -56,13 +54,6 @@ def answered_by(messages: Sequence[ModelMessage]) -> Answered | None:
             fingerprint = details.get(FINGERPRINT)
             return Answered(message.model_name, fingerprint if isinstance(fingerprint, str) else None)
     return None
-
-
-def is_pinned(requested: str, answered: str) -> bool:
-    """Whether the requested model name already names the snapshot that answered: an alias that
-    resolved to a dated snapshot (``gpt-4o-mini`` → ``gpt-4o-mini-2024-07-18``) is not."""
-    name = requested.split(":", 1)[-1]
-    return name == answered or bool(_DATED.search(name)) or not answered.startswith(name)
 
 
 def with_fingerprint(model: models.Model) -> models.Model:

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..cost.pricing import unpriced_message
 from ..gating.costs import CostTotal, cost_of
+from ..gating.drift import judges_seen
 from ..gating.records import JudgeFacts, SampleRecord
 from ..suite.safe_write import Guard, write_text
 from .pairwise import add_pairwise
@@ -50,6 +51,8 @@ def _sample(index: int, outcome: Outcome) -> SampleRecord:
         outcome.usage.cached_input_tokens,
         None if (spent := outcome.usage.spent) is None else float(spent),
         None if outcome.saved is None else float(outcome.saved),
+        answered_model=verdict.answered.model if verdict and verdict.answered else None,
+        answered_fingerprint=verdict.answered.fingerprint if verdict and verdict.answered else None,
     )
 
 
@@ -154,6 +157,7 @@ def _benchmark(
         "request": {"instructions": judge.instructions, "rubric": judge.rubric} if found else None,
         "gate": _gate(gate),
         "calibration": calibration,
+        "judges": [seen.to_json() for seen in judges_seen(records)],
         "trust": _trust(records[0]) if records else None,
         "cases": [_case(r) for r in records if r.case],
         "cost": cost_object(cost_of(records)),
