@@ -6,6 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass, fields, is_dataclass
 from typing import Any
 
+from .panel_records import PanelRecord
+
 
 @dataclass(frozen=True)
 class SampleRecord:
@@ -219,6 +221,12 @@ class CaseRecord:
     # that reported more tokens than any model's context holds (counted as reported)
     usage_estimated: int = 0
     usage_implausible: int = 0
+    panel: PanelRecord | None = None  # a panel's case: each member's verdict and the vote
+
+    @property
+    def needs_review(self) -> bool:
+        """A person should decide the case: the judge was uncertain, or the panel split."""
+        return self.uncertain or (self.panel is not None and self.panel.split)
 
     def to_dict(self) -> dict[str, Any]:
         """The record as plain values, as ``dataclasses.asdict`` makes it, without its deep copy of
@@ -239,6 +247,8 @@ class CaseRecord:
             pair["answers"] = tuple(_typed(PairAnswerRecord, a) for a in pair.get("answers", ()))
             pair["baseline_only"] = tuple(pair.get("baseline_only", ()))
             known["pairwise"] = _typed(PairwiseRecord, pair)
+        if isinstance(known.get("panel"), dict):
+            known["panel"] = PanelRecord.from_dict(known["panel"])
         return cls(**known)
 
 

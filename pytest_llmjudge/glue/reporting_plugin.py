@@ -54,6 +54,10 @@ def write_summary(run: Run, judging: JudgingPlugin, terminalreporter: Any) -> No
         write("")
         for line in pairwise_table(gates.pairwise):
             write(line)
+    from ..reporting.panel_summary import panel_lines
+
+    for line in ["", *panel] if (panel := panel_lines(run.records)) else []:
+        write(line)
     write("")
     stats = Stats.from_records(run.records, judging.cache_write_errors())
     write(stats.line())
@@ -65,7 +69,7 @@ def write_summary(run: Run, judging: JudgingPlugin, terminalreporter: Any) -> No
         write(line, yellow=True)
     for line in judging.local_lines():
         write(line)
-    review = [r for r in run.records if r.uncertain]
+    review = [r for r in run.records if r.needs_review]
     if review:
         from .outputs import output_path
         from .run_results import shown_path

@@ -21,7 +21,8 @@ MAX_REVIEW_BYTES = 64 * 1024 * 1024
 def write_review_file(
     path: Path, records: Sequence[CaseRecord], guard: Guard | None = None
 ) -> list[CaseRecord]:
-    """Update the JSON list of cases needing human review (uncertain verdicts); returns this run's.
+    """Update the JSON list of cases needing human review (uncertain verdicts, and the cases a
+    panel split on, with every member's reason); returns this run's.
 
     Merged by node id: the cases of this run replace their own entries (added when uncertain,
     removed when decided), entries of cases this run did not judge (``-k``, ``--lf``, one file)
@@ -29,7 +30,7 @@ def write_review_file(
     ``MAX_REVIEW_BYTES``. Runs sharing the file (parallel shards) merge one at a time, under a
     lock; a failure to write, or a refusal, is an ``OSError``.
     """
-    review = [r for r in records if r.uncertain]
+    review = [r for r in records if r.needs_review]
     ran = {r.nodeid for r in records}
     check(path, guard)  # before the lock file is made beside it
     with locked(path):

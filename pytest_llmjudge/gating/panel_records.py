@@ -1,0 +1,109 @@
+"""What a panel case's record keeps of its members: each one's verdict, reason or error, and the
+panel's decision. Plain values that travel in pytest reports (also from xdist workers) and make
+the per-benchmark agreement (``gating.panel_agreement``)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, fields
+from typing import TYPE_CHECKING, Any
+
+from .panel import vote
+from .panel_agreement import PanelAgreement, panel_agreement
+
+if TYPE_CHECKING:
+    from ..judging.verdict import Outcome
+
+
+@dataclass(frozen=True)
+class MemberRecord:
+    """One member's verdict on a case (its samples reduced); ``passed`` None: it errored."""
+
+    model: str
+    passed: bool | None
+    reason: str = ""
+    error: str | None = None
+    cached: bool = False
+    samples: int = 1
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+    def to_results(self) -> dict[str, Any]:
+        return {
+            "model": self.model,
+            "pass": self.passed,
+            "reason": self.reason,
+            "error": self.error,
+            "cached": self.cached,
+            "samples": self.samples,
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+        }
+
+
+@dataclass(frozen=True)
+class PanelRecord:
+    """How a panel decided a case: its rule, the least answers needed, the decision (pass, fail,
+    uncertain, error), whether the members split, and each member's verdict."""
+
+    rule: str
+    min_members: int
+    decision: str
+    split: bool
+    members: tuple[MemberRecord, ...] = ()
+
+    def to_results(self) -> dict[str, Any]:
+        return {
+            "rule": self.rule,
+            "min_members": self.min_members,
+            "decision": self.decision,
+            "split": self.split,
+            "members": [m.to_results() for m in self.members],
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> PanelRecord:
+        """The record of ``dataclasses.asdict``'s form (as it arrives from an xdist worker)."""
+        names = {f.name for f in fields(MemberRecord)}
+        members = tuple(
+            m if isinstance(m, MemberRecord) else MemberRecord(**{k: v for k, v in m.items() if k in names})
+            for m in data.get("members", ())
+        )
+        return cls(data["rule"], data["min_members"], data["decision"], data["split"], members)
+
+
+def panel_record(outcome: Outcome, rule: str, min_members: int) -> PanelRecord:
+    """The panel record of a panel case's outcome (its ``members``)."""
+    members = tuple(_member(o) for o in outcome.members)
+    result = vote([m.passed for m in members], rule, min_members)
+    return PanelRecord(rule, min_members, result.decision, result.split, members)
+
+
+def _member(outcome: Outcome) -> MemberRecord:
+    verdict = outcome.verdict
+    return MemberRecord(
+        outcome.model,
+        None if verdict is None else verdict.effective_pass,
+        verdict.reason if verdict is not None else "",
+        str(outcome.failure) if outcome.failure is not None else None,
+        outcome.cached,
+        len(outcome.samples) or 1,
+        outcome.usage.input_tokens,
+        outcome.usage.output_tokens,
+    )
+
+
+def benchmark_agreement(panels: Iterable[PanelRecord]) -> PanelAgreement | None:
+    """The agreement of a benchmark's panel over its cases' records; None without any. Members are
+    told apart by model, in the order the cases name them."""
+    records = list(panels)
+    if not records:
+        return None
+    names: list[str] = []
+    for record in records:
+        names += [m.model for m in record.members if m.model not in names]
+    votes: list[Sequence[bool | None]] = []
+    for record in records:
+        by_model = {m.model: m.passed for m in record.members}
+        votes.append([by_model.get(name) for name in names])
+    return panel_agreement(names, votes)

@@ -1,0 +1,52 @@
+"""The terminal's panel lines: per benchmark judged by a panel, how its members voted and agreed.
+
+    panel of P1 (majority, 2 of 3 must answer): 12 cases, 6 split, Fleiss' κ 0.30, effective judges 1.8 of 3
+      openai:judge-a: passes 66.7 % (8 of 12)
+      openai:judge-b: passes 50.0 % (6 of 12)
+      openai:judge-c: passes 66.7 % (8 of 12)
+      Cohen's κ: judge-a/judge-b 0.00, judge-a/judge-c 1.00, judge-b/judge-c 0.00
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ..gating.panel_agreement import PanelAgreement
+from ..gating.panel_records import PanelRecord, benchmark_agreement
+from ..gating.records import CaseRecord
+
+
+def _number(value: float | None, digits: int = 2) -> str:
+    return "n/a" if value is None else f"{value:.{digits}f}"
+
+
+def agreement_lines(code: str, first: PanelRecord, stats: PanelAgreement) -> list[str]:
+    effective = stats.effective_judges
+    head = (
+        f"panel of {code} ({first.rule}, {first.min_members} of {len(stats.members)} must answer): "
+        f"{stats.cases} cases, {stats.split_cases} split, Fleiss' κ {_number(stats.fleiss_kappa)}, "
+        f"effective judges {_number(effective, 1)} of {len(stats.members)}"
+    )
+    lines = [head]
+    for rate in stats.rates:
+        share = "n/a" if rate.rate is None else f"{100 * rate.rate:.1f} %"
+        errored = f", {rate.errors} errored" if rate.errors else ""
+        lines.append(f"  {rate.member}: passes {share} ({rate.passes} of {rate.answered}{errored})")
+    pairs = ", ".join(f"{p.first} / {p.second} {_number(p.kappa)}" for p in stats.pairs)
+    lines.append(f"  Cohen's κ: {pairs}")
+    return lines
+
+
+def panel_lines(records: Sequence[CaseRecord]) -> list[str]:
+    """The lines of every benchmark a panel judged (none when no panel judged anything);
+    calibration cases are left out, as from the gate."""
+    by_benchmark: dict[str, list[PanelRecord]] = {}
+    for record in records:
+        if record.panel is not None and not record.calibration:
+            by_benchmark.setdefault(record.benchmark, []).append(record.panel)
+    lines: list[str] = []
+    for code, panels in by_benchmark.items():
+        stats = benchmark_agreement(panels)
+        if stats is not None:
+            lines += agreement_lines(code, panels[0], stats)
+    return lines
