@@ -276,8 +276,7 @@ class VerdictCache:
             if due:
                 return self._write_pending()
             if self._timer is None:
-                # a batch is written at most batch_seconds after its first verdict, even when no
-                # further verdict arrives: a killed run loses at most that much
+                # written batch_seconds after its first verdict at the latest: a killed run loses that
                 self._timer = threading.Timer(self._batch_seconds, self._write_due)
                 self._timer.daemon = True
                 self._timer.start()
