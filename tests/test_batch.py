@@ -4,6 +4,7 @@ loopback server with the OpenAI files, batches and Responses endpoints (``fake_o
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from decimal import Decimal
 from typing import Any
@@ -90,7 +91,7 @@ def test_submit_ends_pending_and_collect_finishes_without_submitting_again(
     out = submitted.stdout.str()
     assert submitted.ret != 0, out
     assert fake.created_batches == 1 and fake.live == 0, out
-    assert "collect with pytest --llmjudge-batch=collect" in out
+    assert f"pending: {CASES} requests in 1 batch; collect with pytest --llmjudge-batch=collect" in out
     assert len(list((project.path / ".llmjudge" / "batches").glob("*.json"))) == CASES
 
     collected, data = run(project, fake, "collected", "--llmjudge-batch=collect")
@@ -126,3 +127,18 @@ def test_a_failing_batch_endpoint_is_an_error_naming_server_and_endpoint(
     assert set(verdicts(data).values()) == {"error"}, out
     path = endpoint.split()[1]
     assert f"HTTP 400 from {fake.url}{path}" in out, out
+
+
+def test_the_estimate_shows_the_batch_price_next_to_the_live_one(
+    project: pytest.Pytester, fake: FakeBatchServer
+) -> None:
+    result = project.runpytest_subprocess(
+        "-p", "no:cacheprovider", "-p", "no:syrupy", f"--llmjudge-model={MODEL}",
+        f"--llmjudge-base-url={fake.url}/v1", "--llmjudge-estimate", "benchmarks", "--llmjudge-batch",
+    )  # fmt: skip
+    out = result.stdout.str()
+    live = re.search(r"^total: .*?, (\$[\d.]+) \(", out, re.M)
+    batch = re.search(r"^total at the batch rate \(--llmjudge-batch\): .*?, (\$[\d.]+) \(", out, re.M)
+    assert live and batch, out
+    assert Decimal(batch.group(1)[1:]) * 2 == pytest.approx(Decimal(live.group(1)[1:]), rel=Decimal("0.001"))
+    assert fake.requests == []  # an estimate calls nothing

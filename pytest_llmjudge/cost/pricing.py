@@ -45,6 +45,7 @@ class Price:
     source: PriceSource
     model_ref: str | None = None
     tiered: bool = False
+    batch: bool = False  # every request at the provider's batch rate (``--llmjudge-batch``)
 
     @property
     def free(self) -> bool:
@@ -242,7 +243,7 @@ def cost_of(
         price.model_ref or price.model,
         provider_id=price.provider,
         genai_request_timestamp=at,
-        price_context={"processing": "batch"} if batch else None,
+        price_context={"processing": "batch"} if batch or price.batch else None,
     ).total_price
 
 

@@ -4,6 +4,7 @@ run would cost instead of running its cases."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -64,24 +65,33 @@ def estimate_lines(service: JudgingService, items: list[pytest.Item]) -> Lines:
     """The estimate of ``items``' benchmarks, one line each, then the total and the prices used."""
     from ..cost.pricing import unpriced_message
     from ..cost.tokens import ModelTokens
-    from ..gating.estimate import Miss, describe_total, estimate_benchmark
+    from ..gating.estimate import BenchmarkEstimate, Miss, describe_total, estimate_benchmark
     from ..pipeline.estimating import plan_calls
     from .nodes import CaseItem
 
     plans, problems = plan_calls(service, [item for item in items if isinstance(item, CaseItem)])
-    estimates = [
-        estimate_benchmark(
-            plan.benchmark,
-            [Miss(text, samples) for text, samples in plan.misses],
-            plan.judge_tokens or ModelTokens(None),
-            task_requests=plan.task_requests,
-            task=plan.task_tokens,
-        )
-        for plan in plans
-    ]
+
+    def estimates(batch: bool) -> list[BenchmarkEstimate]:
+        """Each benchmark's estimate, its judge calls at the batch rate with ``batch``."""
+        judged = []
+        for plan in plans:
+            judge = plan.judge_tokens or ModelTokens(None)
+            if batch and judge.price is not None:
+                judge = replace(judge, price=replace(judge.price, batch=True))
+            misses = [Miss(text, samples) for text, samples in plan.misses]
+            requests, task = plan.task_requests, plan.task_tokens
+            judged.append(
+                estimate_benchmark(plan.benchmark, misses, judge, task_requests=requests, task=task)
+            )
+        return judged
+
+    live = estimates(batch=False)
     lines: Lines = [("calls the caches cannot answer (no model was called):", {})]
-    lines += [(f"  {estimate.describe()}", {}) for estimate in estimates]
-    lines.append((describe_total(estimates), {"bold": True}))
+    lines += [(f"  {estimate.describe()}", {}) for estimate in live]
+    lines.append((describe_total(live), {"bold": True}))
+    if service.settings.batch != "off":  # the judge's calls through the provider's batch API
+        total = describe_total(estimates(batch=True)).removeprefix("total: ")
+        lines.append((f"total at the batch rate (--llmjudge-batch): {total}", {"bold": True}))
     cached = sum(plan.cached for plan in plans)
     if cached:
         lines.append((f"{cached} judge sample(s) are in the verdict cache: no call", {}))

@@ -91,6 +91,7 @@ class Host:
 def start_run(config: pytest.Config, settings: RunSettings) -> Host:
     """The run of ``config`` with its four plugins registered."""
     from . import snapshots
+    from .batch_plugin import register_batch_plugin
     from .gating_plugin import GatingPlugin
     from .progress_plugin import ProgressPlugin
     from .reporting_plugin import ReportingPlugin
@@ -107,4 +108,5 @@ def start_run(config: pytest.Config, settings: RunSettings) -> Host:
     }
     for name, plugin in plugins.items():
         config.pluginmanager.register(plugin, name)
+    register_batch_plugin(config, settings.batch)  # says what a batched run left pending
     return host

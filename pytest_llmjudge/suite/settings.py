@@ -234,7 +234,9 @@ def _invalid(name: str, value: Any) -> str | None:
     if name == "panel":
         return _panel_problem(value)
     if name == "batch" and value not in BATCH_MODES:
-        return f"{value!r} is not one of {', '.join(BATCH_MODES)}"
+        # a bare --llmjudge-batch takes the next argument, a path too, as its value
+        hint = " (a path right after a bare --llmjudge-batch is read as its value: write --llmjudge-batch=on)"
+        return f"{value!r} is not one of {', '.join(BATCH_MODES)}{hint}"
     if name == "batch_wait" and not 0 < value < float("inf"):
         return f"must be a positive duration (seconds, or with s, m, h or d), not {value:g}"
     return None
