@@ -6,7 +6,8 @@ with the client being measured, and serves any number of requests at once on one
 
 - ``POST …/chat/completions``: after ``latency`` seconds, a completion from ``model`` whose
   message is a passing verdict, ``{"reason": …, "pass": true}`` (the JSON a structured-output
-  judge returns).
+  judge returns), with the time the server spent on it in ``openai-processing-ms``, as OpenAI's
+  API says it.
 - ``GET /v1/models``: the one model. ``GET /stats``: completions answered, the most answered at
   once, when the first request arrived and the last answer left (``time.time()``), each
   completion's time in the server and the first one's request body; ``GET /stats?reset=1``
@@ -91,9 +92,11 @@ class _Judge:
                 if request is None:
                     break
                 method, target, headers, body = request
+                started = time.time()
                 status, payload = await self._answer(method, target, body)
                 keep = self.keep_alive and headers.get("connection", "").lower() != "close"
-                writer.write(_response(status, payload, keep))
+                spent = (time.time() - started) * 1000 if payload.get("object") == "chat.completion" else None
+                writer.write(_response(status, payload, keep, spent))
                 await writer.drain()
                 if not keep:
                     break
@@ -169,14 +172,17 @@ async def _read_request(reader: asyncio.StreamReader) -> tuple[str, str, dict[st
     return method, target, headers, body
 
 
-def _response(status: int, payload: dict[str, Any], keep_alive: bool) -> bytes:
+def _response(status: int, payload: dict[str, Any], keep_alive: bool, spent_ms: float | None = None) -> bytes:
+    """The HTTP answer; a completion's says how long the server spent on it, as OpenAI's API
+    does (``openai-processing-ms``)."""
     data = json.dumps(payload).encode()
+    spent = "" if spent_ms is None else f"openai-processing-ms: {spent_ms:.0f}\r\n"
     reason = {200: "OK", 400: "Bad Request", 404: "Not Found"}[status]
     head = (
         f"HTTP/1.1 {status} {reason}\r\n"
         "Content-Type: application/json\r\n"
         f"Content-Length: {len(data)}\r\n"
-        f"Connection: {'keep-alive' if keep_alive else 'close'}\r\n\r\n"
+        f"{spent}Connection: {'keep-alive' if keep_alive else 'close'}\r\n\r\n"
     )
     return head.encode() + data
 

@@ -26,6 +26,7 @@ from ..judging.pairwise_verdict import PairwiseVerdict
 from ..judging.verdict import JudgeFailure, Outcome, Usage, Verdict
 from ..models.judges import UNNAMED_JUDGE
 from ..models.redact import redact
+from ..models.server_time import timed_call
 from .cache import CachedVerdict, VerdictCache, cache_key
 from .scheduler import Progress, Slots
 
@@ -239,17 +240,18 @@ async def judge_uncached(
     then stores the verdict (never an error) unless ``mode`` is ``off``."""
     async with slots.hold(job.endpoint):
         started = time.perf_counter()
-        outcome = await judge_with_retries(
-            job.request,
-            job.call,
-            policy,
-            job.model_name,
-            sleep,
-            pace=partial(slots.pace, job.endpoint),
-            back_off=partial(_back_off, slots, job.endpoint),
-            budget=job.budget,
-        )
-        outcome = replace(outcome, latency=time.perf_counter() - started)
+        with timed_call() as server:
+            outcome = await judge_with_retries(
+                job.request,
+                job.call,
+                policy,
+                job.model_name,
+                sleep,
+                pace=partial(slots.pace, job.endpoint),
+                back_off=partial(_back_off, slots, job.endpoint),
+                budget=job.budget,
+            )
+        outcome = replace(outcome, latency=time.perf_counter() - started, model_latency=server.known)
     answer = outcome.verdict or outcome.pairwise
     if cache is not None and mode != "off" and answer is not None:
         cache.put(

@@ -32,6 +32,7 @@ class SampleRecord:
     # None: not known (an error, a code check, a verdict cached before it was recorded)
     answered_model: str | None = None
     answered_fingerprint: str | None = None
+    model_latency_s: float | None = None  # what the server said it spent of latency_s (None: not said)
 
     def to_results(self) -> dict[str, Any]:
         answered = None
@@ -47,6 +48,7 @@ class SampleRecord:
             "input_tokens": self.input_tokens,
             "output_tokens": self.output_tokens,
             "latency_s": self.latency_s,
+            "model_latency_s": self.model_latency_s,
             "error": self.error,
             "cached_input_tokens": self.cached_input_tokens,
             "cost_usd": self.cost_usd,

@@ -84,4 +84,5 @@ class Outcome:
     retried: tuple[str, ...] = ()  # the failure kind of each attempt that was retried
     saved: Decimal | None = None  # a cache hit: its stored tokens at today's price (None: not known)
     pairwise: PairwiseVerdict | None = None  # a pairwise request's answer (``verdict`` is None then)
+    model_latency: float | None = None  # seconds the server said it spent (None: it did not say)
     members: tuple[Outcome, ...] = ()  # a panel's case: each member's outcome, its samples reduced

@@ -17,6 +17,7 @@ import httpx2 as httpx
 
 from ..suite.settings import DEFAULTS
 from .failure import JudgeFailure
+from .server_time import note_response
 
 DEFAULT_MAX_RESPONSE_BYTES = DEFAULTS.max_response_bytes
 _STEP = 1 << 16  # bytes inflated at a time: a bomb never inflates more than this before it is counted
@@ -125,6 +126,7 @@ class CappedTransport(httpx.AsyncBaseTransport):
         request.headers["Accept-Encoding"] = _ACCEPTED
         response = await self._inner.handle_async_request(request)
         headers = httpx.Headers(response.headers)
+        note_response(headers)
         encodings = [e.strip().lower() for e in headers.get("Content-Encoding", "").split(",")]
         encodings = [e for e in encodings if e and e != "identity"]
         unknown = [e for e in encodings if e not in _WBITS]

@@ -15,7 +15,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
 from pydantic.json_schema import GenerateJsonSchema
 
-from .results_file import FORMAT
+FORMAT = 2  # ``results_file.FORMAT``, which a test keeps equal to the schema's const
 
 SCHEMA_ID = "https://pytest-llmjudge.invalid/results.schema.json"
 _NOT_NAN = {"x-ref": "not_nan"}  # a placeholder for ``$ref``: pydantic resolves those it sees
@@ -226,6 +226,11 @@ class Sample(_Strict):
     input_tokens: Count
     output_tokens: Count
     latency_s: Latency
+    model_latency_s: Latency = Field(
+        None,
+        description="Of latency_s, what the judge's server said it spent (its openai-processing-ms "
+        "header); null when it did not say. Absent in files of earlier versions.",
+    )
     error: str | None
     cached_input_tokens: Count = 0
     cost_usd: UsdOrNull = 0.0
@@ -261,6 +266,25 @@ class PairwiseCase(_Strict):
     answers: Annotated[list[PairwiseAnswer], Field(max_length=2)]
 
 
+class PanelMember(_Strict):
+    model: str
+    pass_: bool | None = Field(alias="pass", description="Its samples reduced; null: it errored.")
+    reason: str
+    error: str | None
+    cached: bool
+    samples: Count
+    input_tokens: Count
+    output_tokens: Count
+
+
+class PanelCase(_Strict):
+    rule: Literal["majority", "unanimous", "any"]
+    min_members: Count
+    decision: Literal["pass", "fail", "uncertain", "error"]
+    split: bool = Field(description="The members that answered disagree: the case is in the review file.")
+    members: list[PanelMember]
+
+
 class Case(_Strict):
     id: Annotated[str, Field(min_length=1)]
     nodeid: str
@@ -290,6 +314,11 @@ class Case(_Strict):
         "Absent in files of earlier versions.",
     )
     saved_usd: Usd = Field(0.0, description="What its cache hits would cost now.")
+    panel: PanelCase | None = Field(
+        None,
+        description="A panel of judges decided the case: its rule and each member's verdict; null when one "
+        "judge did, absent in files of earlier versions.",
+    )
 
 
 class UnpairedCases(_Strict):
@@ -405,6 +434,17 @@ class Comparison(_Strict):
     )
 
 
+class CallLatency(_Strict):
+    calls: Count = Field(description="Judge calls made in this run (cache hits make none).")
+    wall_median_s: Latency = Field(description="Median wall time of a call, as the plugin saw it.")
+    server_timed: Count = Field(description="Calls whose server said what it spent.")
+    server_median_s: Latency = Field(description="Median time the server said it spent; null: none said.")
+    overhead_median_s: float | None = Field(
+        description="Median of each server-timed call's wall time less its server's time: what the "
+        "plugin, the SDKs and the network add; null when no server said."
+    )
+
+
 class Flip(_Strict):
     benchmark: str
     case: str
@@ -431,6 +471,11 @@ class ResultsFile(_Strict):
     exit_reasons: list[str]
     settings: Settings
     totals: Totals
+    call_latency: CallLatency | None = Field(
+        None,
+        description="The judge calls' latency; null when the run called no judge. Absent in files "
+        "of earlier versions.",
+    )
     benchmarks: list[Benchmark] = Field(
         description="Benchmark codes are unique (load_results checks it; a schema cannot)."
     )

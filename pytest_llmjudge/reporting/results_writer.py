@@ -15,6 +15,7 @@ from ..gating.costs import CostTotal, cost_of
 from ..gating.drift import judges_seen
 from ..gating.records import JudgeFacts, SampleRecord
 from ..suite.safe_write import Guard, write_text
+from .call_latency import call_latency
 from .pairwise import add_pairwise
 from .results_file import FORMAT
 from .summary import Stats
@@ -53,6 +54,7 @@ def _sample(index: int, outcome: Outcome) -> SampleRecord:
         None if outcome.saved is None else float(outcome.saved),
         answered_model=verdict.answered.model if verdict and verdict.answered else None,
         answered_fingerprint=verdict.answered.fingerprint if verdict and verdict.answered else None,
+        model_latency_s=outcome.model_latency,
     )
 
 
@@ -130,6 +132,7 @@ def build_results(
         "exit_reasons": list(info.exit_reasons),
         "settings": info.settings,
         "totals": totals,
+        "call_latency": call_latency(records),
         "benchmarks": benchmarks,
         "rubrics": [_rubric(r, rubric_members.get(r.code, [])) for r in rubrics],
         "comparison": None if comparisons is None else [c.to_dict() for c in comparisons],
@@ -228,6 +231,7 @@ def _case(record: CaseRecord) -> dict[str, Any]:
         "cost_usd": record.cost_usd,
         "saved_usd": record.saved_usd,
         "pairwise": record.pairwise.to_results() if record.pairwise else None,
+        "panel": record.panel.to_results() if record.panel else None,
     }
 
 
