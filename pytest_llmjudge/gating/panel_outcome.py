@@ -60,7 +60,7 @@ def combine_panel(
         None,
         panel_label(rule, min_members, [o.model for o in reduced]),
         all(o.cached for o in reduced),
-        sum(o.attempts for o in reduced),
+        _attempts(reduced),
         total_usage(o.usage for o in reduced),
         sum(latencies) if latencies else None,
         retried=tuple(kind for o in reduced for kind in o.retried),
@@ -80,3 +80,11 @@ def combine_panel(
         uncertain=result.decision == "uncertain",
     )
     return replace(combined, verdict=verdict)
+
+
+def _attempts(members: Sequence[Outcome]) -> int:
+    """As for a case judged in samples: one, plus every member call's retries (0 if all cached),
+    so that the run's count of calls (attempts beyond the first, plus requests) counts each call."""
+    if not any(o.attempts for o in members):
+        return 0
+    return 1 + sum(max(o.attempts - 1, 0) for o in members)
