@@ -7,6 +7,7 @@ import json
 import re
 from collections.abc import Iterator
 from decimal import Decimal
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -142,3 +143,38 @@ def test_the_estimate_shows_the_batch_price_next_to_the_live_one(
     assert live and batch, out
     assert Decimal(batch.group(1)[1:]) * 2 == pytest.approx(Decimal(live.group(1)[1:]), rel=Decimal("0.001"))
     assert fake.requests == []  # an estimate calls nothing
+
+
+def settings_of(**given: str) -> Any:
+    from pytest_llmjudge.suite.settings import resolve
+
+    return resolve(lambda name: given.get(name), lambda name: None, env={})
+
+
+def test_batch_settings_read_modes_and_durations_and_put_every_call_in_flight() -> None:
+    assert settings_of().batch == "off" and settings_of().concurrency == 16
+    batched = settings_of(batch="submit", batch_wait="90m")
+    assert (batched.batch, batched.batch_wait, batched.concurrency) == ("submit", 5400.0, 50_000)
+    assert settings_of(batch="on", concurrency="8").concurrency == 8  # a given concurrency holds
+    with pytest.raises(ValueError, match="'benchmarks' is not one of off, on, submit, collect"):
+        settings_of(batch="benchmarks")
+    with pytest.raises(ValueError, match="--llmjudge-batch-wait: must be a positive duration"):
+        settings_of(batch_wait="0h")
+
+
+def test_pending_requests_are_counted_by_request_and_batch(tmp_path: Path) -> None:
+    from pytest_llmjudge.models.pending_batches import PendingRecord, PendingStore, pending_reason
+
+    store = PendingStore(tmp_path / "batches")
+    assert pending_reason(store) is None
+    key = store.key("digest", "openai:gpt-4o-mini")
+    store.put(key, PendingRecord("batch-1", "r1", {"parts": []}))
+    hint = "collect with pytest --llmjudge-batch=collect (the same suite and judge)"
+    assert pending_reason(store) == f"pending: 1 request in 1 batch; {hint}"
+    store.put(key, PendingRecord("batch-2", "r2", {}))
+    store.put(store.key("other", "openai:gpt-4o-mini"), PendingRecord("batch-2", "r3", {}))
+    assert (pending_reason(store) or "").startswith("pending: 3 requests in 2 batches;")
+    store.remove(key, "r1")
+    assert [r.response_id for r in store.waiting(key)] == ["r2"]
+    store.remove(key, "r2")
+    assert len(list((tmp_path / "batches").glob("*.json"))) == 1
