@@ -1,4 +1,5 @@
-"""``llmjudge cache stats`` and ``llmjudge cache prune --older-than DAYS``.
+"""``llmjudge cache stats``, ``llmjudge cache prune --older-than DAYS`` and
+``llmjudge cache merge A.sqlite B.sqlite … -o C.sqlite``.
 
 ``add_cache_parser`` plugs into the ``llmjudge`` command's sub-parsers; each command sets
 ``handler`` to a function taking the parsed namespace and returning the exit status.
@@ -29,7 +30,7 @@ def _days(value: str) -> float:
 
 
 def add_cache_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Add ``cache stats`` and ``cache prune`` to the ``llmjudge`` command."""
+    """Add ``cache stats``, ``cache prune`` and ``cache merge`` to the ``llmjudge`` command."""
     cache = commands.add_parser(
         "cache",
         help="inspect or prune the verdict cache",
@@ -50,6 +51,15 @@ def add_cache_parser(commands: argparse._SubParsersAction[argparse.ArgumentParse
         "--older-than", type=_days, required=True, metavar="DAYS", help="age in days (fractions allowed)"
     )
     prune.set_defaults(handler=_prune)
+    merge = actions.add_parser(
+        "merge",
+        help="merge the caches of several runs (CI shards) into one file",
+        description="Copy every verdict and produced output of the given caches into a new file. "
+        "Two entries under one key with different answers keep the newest, and are reported.",
+    )
+    merge.add_argument("sources", nargs="+", type=Path, metavar="CACHE", help="a cache file (SQLite)")
+    merge.add_argument("-o", "--output", type=Path, required=True, metavar="PATH", help="the merged cache")
+    merge.set_defaults(handler=_merge)
 
 
 def _path(args: argparse.Namespace) -> Path:
@@ -142,3 +152,28 @@ def _age(seconds: float) -> str:
     if seconds < 86_400:
         return f"{seconds / 3600:.1f} h"
     return f"{seconds / 86_400:.1f} days"
+
+
+def _merge(args: argparse.Namespace) -> int:
+    from ..execution.cache_merge import merge_caches
+
+    sources: list[Path] = args.sources
+    if args.output.resolve() in {source.resolve() for source in sources}:
+        print(
+            f"llmjudge cache merge: {args.output} is also a source: write the merge elsewhere",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
+    try:
+        report = merge_caches(sources, args.output)
+    except (CacheError, OSError) as exc:
+        print(f"llmjudge cache merge: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    for (source, table), count in report.taken.items():
+        print(f"{source}: {count} {'verdict' if table == 'verdicts' else 'output'}(s) taken")
+    for line in report.conflicts:
+        print(redact(line))
+    if report.conflicts:
+        print(f"{len(report.conflicts)} key(s) answered differently: kept the newest of each")
+    print(f"merged cache: {args.output}")
+    return 0
