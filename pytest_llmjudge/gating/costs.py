@@ -90,8 +90,8 @@ def cost_of(records: Iterable[CaseRecord]) -> CostTotal:
         answers = record.pairwise.answers if record.pairwise is not None else ()
         calls: list[SampleRecord | PairAnswerRecord] = [*record.samples, *answers]  # a pairwise
         for call in calls:  # case's calls are its two orders
-            if call.cost_usd is None:
-                unpriced[record.model] = None
+            if call.cost_usd is None:  # a panel's case: the members without a price
+                unpriced.update(dict.fromkeys(record.panel.unpriced() if record.panel else [record.model]))
             else:
                 usd += amount(call.cost_usd)
             saved += amount(getattr(call, "saved_usd", None) or 0.0)

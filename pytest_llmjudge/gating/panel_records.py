@@ -27,6 +27,7 @@ class MemberRecord:
     samples: int = 1
     input_tokens: int = 0
     output_tokens: int = 0
+    cost_usd: float | None = 0.0  # of its calls in this run; None: its model has no known price
 
     def to_results(self) -> dict[str, Any]:
         return {
@@ -51,6 +52,10 @@ class PanelRecord:
     decision: str
     split: bool
     members: tuple[MemberRecord, ...] = ()
+
+    def unpriced(self) -> list[str]:
+        """The members whose calls have no known price."""
+        return [m.model for m in self.members if m.cost_usd is None]
 
     def to_results(self) -> dict[str, Any]:
         return {
@@ -90,6 +95,7 @@ def _member(outcome: Outcome) -> MemberRecord:
         len(outcome.samples) or 1,
         outcome.usage.input_tokens,
         outcome.usage.output_tokens,
+        None if (spent := outcome.usage.spent) is None else float(spent),
     )
 
 

@@ -1,10 +1,10 @@
 """The terminal's panel lines: per benchmark judged by a panel, how its members voted and agreed.
 
-    panel of P1 (majority, 2 of 3 must answer): 12 cases, 6 split, Fleiss' κ 0.30, effective judges 1.8 of 3
-      openai:judge-a: passes 66.7 % (8 of 12)
-      openai:judge-b: passes 50.0 % (6 of 12)
-      openai:judge-c: passes 66.7 % (8 of 12)
-      Cohen's κ: judge-a/judge-b 0.00, judge-a/judge-c 1.00, judge-b/judge-c 0.00
+panel of P1 (majority, 2 of 3 must answer): 12 cases, 6 split, Fleiss' κ 0.30, effective judges 1.8 of 3
+  1. openai:judge-a: passes 66.7 % (8 of 12)
+  2. openai:judge-b: passes 50.0 % (6 of 12)
+  3. openai:judge-c: passes 66.7 % (8 of 12)
+  Cohen's κ: 1–2 0.00, 1–3 1.00, 2–3 0.00
 """
 
 from __future__ import annotations
@@ -28,11 +28,13 @@ def agreement_lines(code: str, first: PanelRecord, stats: PanelAgreement) -> lis
         f"effective judges {_number(effective, 1)} of {len(stats.members)}"
     )
     lines = [head]
+    number = {name: index for index, name in enumerate(stats.members, start=1)}
     for rate in stats.rates:
         share = "n/a" if rate.rate is None else f"{100 * rate.rate:.1f} %"
         errored = f", {rate.errors} errored" if rate.errors else ""
-        lines.append(f"  {rate.member}: passes {share} ({rate.passes} of {rate.answered}{errored})")
-    pairs = ", ".join(f"{p.first} / {p.second} {_number(p.kappa)}" for p in stats.pairs)
+        counts = f"({rate.passes} of {rate.answered}{errored})"
+        lines.append(f"  {number[rate.member]}. {rate.member}: passes {share} {counts}")
+    pairs = ", ".join(f"{number[p.first]}–{number[p.second]} {_number(p.kappa)}" for p in stats.pairs)
     lines.append(f"  Cohen's κ: {pairs}")
     return lines
 

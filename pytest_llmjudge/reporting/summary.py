@@ -308,6 +308,8 @@ def cache_hits(record: CaseRecord) -> int:
     order of a pairwise case)."""
     if record.pairwise is not None:
         return sum(len(a.sample_winners) or 1 for a in record.pairwise.answers if a.cached)
+    if record.panel is not None:  # each member's samples
+        return sum(m.samples for m in record.panel.members if m.cached)
     if record.samples:
         return sum(1 for sample in record.samples if sample.cached)
     return int(record.cached)
