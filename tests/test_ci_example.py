@@ -84,4 +84,4 @@ def test_shards_merge_into_one_gate_with_a_cache_keyed_on_the_suite() -> None:
     keys = [str(s["with"]["key"]) for s in steps if str(s.get("uses", "")).startswith("actions/cache@")]
     assert keys and all("hashFiles('benchmarks/**', 'evaluators/**')" in key for key in keys[:1])
     gate = [shlex.split(str(s.get("run", ""))) for s in jobs["gate"]["steps"] if s.get("run")]
-    assert ["llmjudge", "merge"] == gate[1][:2] and "-o" in gate[1]
+    assert gate[1][:2] == ["llmjudge", "merge"] and "-o" in gate[1]
