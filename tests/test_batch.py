@@ -178,3 +178,21 @@ def test_pending_requests_are_counted_by_request_and_batch(tmp_path: Path) -> No
     assert [r.response_id for r in store.waiting(key)] == ["r2"]
     store.remove(key, "r2")
     assert len(list((tmp_path / "batches").glob("*.json"))) == 1
+
+
+def test_a_wait_that_runs_out_keeps_the_batch_pending_for_the_next_run(
+    project: pytest.Pytester, fake: FakeBatchServer
+) -> None:
+    (project.path / "benchmarks" / "B1.yaml").write_text(benchmark(2))
+    fake.polls = 10**6  # the batch never ends while the first run waits
+    waited, _ = run(
+        project, fake, "waited", "--llmjudge-batch=on", "--llmjudge-batch-wait=3s", "--llmjudge-attempts=1"
+    )
+    out = waited.stdout.str()
+    assert waited.ret != 0 and fake.created_batches == 1, out
+    assert "pending: 2 requests in 1 batch; collect with" in out
+
+    fake.polls = 0
+    collected, data = run(project, fake, "collected", "--llmjudge-batch=on")
+    assert fake.created_batches == 1 and fake.live == 0, collected.stdout.str()
+    assert sorted(verdicts(data).values()) == ["fail", "pass"]

@@ -132,8 +132,18 @@ async def send(
         model.keep(key, response)
     if model.mode == "submit":
         raise JudgeFailure("batch-pending", f"submitted in batch {_batch_id(response)}; {COLLECT_LINE}")
-    answered = await settled(model, messages, response, settings, params)
-    model.store.remove(key, response.provider_response_id or "")
+    response_id = response.provider_response_id or ""
+    try:
+        answered = await settled(model, messages, response, settings, params)
+    except Exception:
+        model.store.remove(key, response_id)  # its batch failed it: a retry submits it again
+        raise
+    except BaseException:
+        # the wait ran out or the run stopped: a retry of this call collects the same request
+        # instead of submitting it again, and a stopped run leaves it recorded for the next
+        model.claimed.discard(response_id)
+        raise
+    model.store.remove(key, response_id)
     return answered
 
 
