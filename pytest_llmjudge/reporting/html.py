@@ -216,6 +216,7 @@ def case_data(results: dict[str, Any]) -> dict[str, Any]:
                     "produced": _produced(c.get("produced")),
                     "expected": _unfenced(case_request.get("expected") or None),
                     "pairwise": pairwise_case(c),
+                    "panel": c.get("panel"),  # a panel's case: each member's verdict
                 }
             )
         benchmarks.append(

@@ -132,6 +132,27 @@
     return table;
   }
 
+  function judgesTable(panel) {
+    // a panel's case: each member's verdict and reason, then the vote
+    const table = el("table", "samples");
+    const head = table.appendChild(el("thead")).appendChild(el("tr"));
+    for (const title of ["judge", "verdict", "reason", "cached", "tokens in/out", "error"]) {
+      head.appendChild(el("th", "", title));
+    }
+    const body = table.appendChild(el("tbody"));
+    for (const m of panel.members) {
+      const row = body.appendChild(el("tr"));
+      row.appendChild(el("td", "", m.model));
+      const verdict = m.pass === null ? "none" : m.pass ? "pass" : "fail";
+      row.appendChild(el("td")).appendChild(pill(verdict === "none" ? "error" : verdict, verdict));
+      row.appendChild(el("td", "reason", m.reason));
+      row.appendChild(el("td", "", m.cached ? "yes" : "no"));
+      row.appendChild(el("td", "num", m.input_tokens + " / " + m.output_tokens));
+      row.appendChild(el("td", "", m.error || ""));
+    }
+    return table;
+  }
+
   function pairPanel(parent, pair) {
     const sides = parent.appendChild(el("div", "pair"));
     const candidate = sides.appendChild(el("div"));
@@ -166,6 +187,11 @@
     }
     pre(cell, "Reason", c.reason || "–");
     if (c.pairwise) pairPanel(cell, c.pairwise);
+    if (c.panel) {
+      const split = c.panel.split ? ", split: listed for review" : "";
+      cell.appendChild(el("h5", "", "Panel of judges (" + c.panel.rule + ", " + c.panel.decision + split + ")"));
+      cell.appendChild(judgesTable(c.panel));
+    }
     if (c.samples.length) {
       cell.appendChild(el("h5", "", "Judge samples"));
       cell.appendChild(samplesTable(c.samples));
