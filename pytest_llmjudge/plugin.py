@@ -76,12 +76,51 @@ _HELP = {
 _REPEATED = {"price", "panel"}
 
 
+# Switches that are also ini values: (help, ini help).
+_SWITCHES = {
+    "allow_outside_root": (
+        "let llm_prompt_file, cases_file and calibration_file name files outside the rootdir "
+        "(they are sent to the judge)",
+        "let benchmark files name files outside the rootdir (true/false)",
+    ),
+    "overwrite": (
+        "let --llmjudge-results, --llmjudge-html and --llmjudge-review-file write over a Python "
+        "file, a benchmark file or the baseline results file (refused otherwise)",
+        "let output files write over sources (see --llmjudge-overwrite)",
+    ),
+    "regenerate": (
+        "run the task also for cases that have a candidate_output (their stored output is not judged)",
+        "run tasks for every case (see --llmjudge-regenerate)",
+    ),
+    "pairwise": (
+        "judge each llm_judge case's output against its baseline output (the case's baseline_output, "
+        "else the --llmjudge-baseline run's), in both orders",
+        "pairwise mode (see --llmjudge-pairwise)",
+    ),
+}
+
+
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
     pluginmanager.add_hookspecs(hookspecs)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("llmjudge", "LLM-as-a-judge benchmarks (pytest-llmjudge)")
+    _add_settings(group, parser)
+    _add_switches(group, parser)
+    parser.addini(
+        "llmjudge_paths",
+        "folder names whose benchmark YAML files are collected (default: benchmarks)",
+        type="linelist",
+        default=["benchmarks"],
+    )
+    parser.addini(
+        "llmjudge_rubrics", "rubric folder, relative to the rootdir (default: rubrics)", default="rubrics"
+    )
+
+
+def _add_settings(group: pytest.OptionGroup, parser: pytest.Parser) -> None:
+    """One option and one ini value per run setting of ``_HELP``, its default in its help."""
     for name, text in _HELP.items():
         default = getattr(DEFAULTS, name)
         if default not in (None, ()):
@@ -101,6 +140,20 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         )
         kind: Literal["linelist"] | None = "linelist" if name in _REPEATED else None
         parser.addini(f"llmjudge_{name}", text, type=kind, default=None)
+
+
+def _add_switches(group: pytest.OptionGroup, parser: pytest.Parser) -> None:
+    """The switches: each of ``_SWITCHES`` also an ini value, then lint, estimate and CI."""
+    for name, (text, ini_text) in _SWITCHES.items():
+        group.addoption(
+            f"--llmjudge-{name.replace('_', '-')}",
+            action="store_const",
+            const=True,
+            dest=f"llmjudge_{name}",
+            default=None,
+            help=f"{text}. Env {env_variable(name)}.",
+        )
+        parser.addini(f"llmjudge_{name}", ini_text, default=None)
     group.addoption(
         "--llmjudge-lint",
         action=argparse.BooleanOptionalAction,
@@ -122,52 +175,6 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
     parser.addini("llmjudge_batch", "judge calls through the provider's batch API (see --llmjudge-batch)")
     group.addoption(
-        "--llmjudge-allow-outside-root",
-        action="store_const",
-        const=True,
-        dest="llmjudge_allow_outside_root",
-        default=None,
-        help="let llm_prompt_file, cases_file and calibration_file name files outside the rootdir "
-        "(they are sent to the judge). Env LLMJUDGE_ALLOW_OUTSIDE_ROOT.",
-    )
-    parser.addini(
-        "llmjudge_allow_outside_root",
-        "let benchmark files name files outside the rootdir (true/false)",
-        default=None,
-    )
-    group.addoption(
-        "--llmjudge-overwrite",
-        action="store_const",
-        const=True,
-        dest="llmjudge_overwrite",
-        default=None,
-        help="let --llmjudge-results, --llmjudge-html and --llmjudge-review-file write over a Python "
-        "file, a benchmark file or the baseline results file (refused otherwise). Env LLMJUDGE_OVERWRITE.",
-    )
-    parser.addini(
-        "llmjudge_overwrite", "let output files write over sources (see --llmjudge-overwrite)", default=None
-    )
-    group.addoption(
-        "--llmjudge-regenerate",
-        action="store_const",
-        const=True,
-        dest="llmjudge_regenerate",
-        default=None,
-        help="run the task also for cases that have a candidate_output (their stored output is "
-        "not judged). Env LLMJUDGE_REGENERATE.",
-    )
-    parser.addini("llmjudge_regenerate", "run tasks for every case (see --llmjudge-regenerate)", default=None)
-    group.addoption(
-        "--llmjudge-pairwise",
-        action="store_const",
-        const=True,
-        dest="llmjudge_pairwise",
-        default=None,
-        help="judge each llm_judge case's output against its baseline output (the case's baseline_output, "
-        "else the --llmjudge-baseline run's), in both orders. Env LLMJUDGE_PAIRWISE.",
-    )
-    parser.addini("llmjudge_pairwise", "pairwise mode (see --llmjudge-pairwise)", default=None)
-    group.addoption(
         "--llmjudge-estimate",
         action="store_true",
         dest="llmjudge_estimate",
@@ -182,15 +189,6 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=None,
         help="run as in CI: a benchmark whose prompt snapshot does not exist yet fails instead of "
         "recording it. Also on when the CI environment variable is set (not empty, false or 0).",
-    )
-    parser.addini(
-        "llmjudge_paths",
-        "folder names whose benchmark YAML files are collected (default: benchmarks)",
-        type="linelist",
-        default=["benchmarks"],
-    )
-    parser.addini(
-        "llmjudge_rubrics", "rubric folder, relative to the rootdir (default: rubrics)", default="rubrics"
     )
 
 

@@ -1,16 +1,22 @@
-"""Mutation testing of the run's decisions: ``pytest_llmjudge/gating/`` and ``judging/redact.py``.
+"""Mutation testing of the package, one package at a time.
 
     pip install -e '.[mutation]'
-    python tools/mutation.py [--min-score 90] [--max-children N] [--keep]
+    python tools/mutation.py --package cost [--package gating …] [--min-score 90] [--max-children N] [--keep]
+    python tools/mutation.py             # every package of [tool.mutmut.packages] (hours on 2 cores)
+    python tools/mutation.py --table     # the last results as the README's Markdown table
 
-mutmut (set up in pyproject.toml's ``[tool.mutmut]``) copies the package and the tests into
-``mutants/``, makes one small change at a time to each function of gating/ and redact.py (a
-``<`` for a ``<=``, a dropped argument, another string) and runs the unit tests that reach the
-changed function. A mutant that no test notices "survived". The working tree is not changed.
+mutmut (set up in pyproject.toml's ``[tool.mutmut]``) makes one small change at a time to each
+function (a ``<`` for a ``<=``, a dropped argument, another string) and runs the tests that reach
+the changed function. A mutant that no test notices "survived". Each package runs in its own
+scratch folder, ``mutants/<package>/``: a copy of the package, the tests and a pyproject.toml
+whose ``[tool.mutmut]`` mutates only that package (``pytest_llmjudge/<package>/``; ``plugin``
+and ``hookspecs`` are the top-level modules) against the test selection that
+``[tool.mutmut.packages]`` names for it. The working tree is not changed.
 
-Prints killed / survived / total, the score (killed ÷ tested, as ``mutmut badge`` counts it), the
-wall time and every mutant not killed (``mutmut show NAME`` shows its diff), and exits 1 when the
-score is under ``--min-score``. ``--keep`` reuses the results of the last run for unchanged code.
+Prints, per package, killed / survived / total, the score (killed ÷ tested, as ``mutmut badge``
+counts it) and the wall time, then every mutant not killed (``cd mutants/<package> && mutmut
+show NAME`` shows its diff); exits 1 when a package's score is under ``--min-score``.
+``--keep`` reuses each package's results from the last run for unchanged code.
 """
 
 from __future__ import annotations
@@ -18,16 +24,51 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
 import time
+import tomllib
 from collections.abc import Sequence
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = "pytest_llmjudge"
 MUTANTS = ROOT / "mutants"
 NOT_KILLED = ("survived", "no tests", "suspicious", "segfault")
+TOP_LEVEL = ("plugin", "hookspecs")  # modules beside the packages, each mutated as one "package"
+SUMMARY = "summary.json"
+_COUNTS = ("killed", "survived", "no_tests", "timeout", "suspicious", "skipped", "total")
+
+
+@dataclass(frozen=True)
+class PackageResult:
+    """One package's mutation figures, as ``mutmut export-cicd-stats`` counts them."""
+
+    package: str
+    killed: int
+    survived: int
+    no_tests: int
+    timeout: int
+    suspicious: int
+    skipped: int
+    total: int
+    seconds: float
+    not_killed: tuple[str, ...] = ()
+
+    @property
+    def score(self) -> float:
+        """Killed (a timeout counts: the tests noticed) out of the mutants tested, in percent."""
+        tested = self.total - self.skipped
+        return 100.0 if tested <= 0 else 100.0 * (self.killed + self.timeout) / tested
+
+
+def score(stats: dict[str, int]) -> float:
+    """Killed (a timeout counts) out of the mutants tested, in percent, from mutmut's stats."""
+    tested = stats["total"] - stats["skipped"]
+    return 100.0 if tested <= 0 else 100.0 * (stats["killed"] + stats["timeout"]) / tested
 
 
 def _mutmut() -> str:
@@ -39,54 +80,124 @@ def _mutmut() -> str:
     return found
 
 
-def _mutmut_run(mutmut: str, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([mutmut, *args], cwd=ROOT, capture_output=True, text=True, check=False)
+def _settings() -> tuple[str, dict[str, list[str]]]:
+    """The repository's pyproject.toml without its ``[tool.mutmut…]`` tables, and the test
+    selection of each package."""
+    text = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    packages: dict[str, list[str]] = tomllib.loads(text)["tool"]["mutmut"]["packages"]
+    without = re.sub(r"(?ms)^\[tool\.mutmut(\.[a-z]+)?\]\n.*?(?=^\[|\Z)", "", text)
+    return without, packages
 
 
-def score(stats: dict[str, int]) -> float:
-    """Killed (a timeout counts: the tests noticed) out of the mutants tested, in percent."""
-    tested = stats["total"] - stats["skipped"]
-    return 100.0 if tested <= 0 else 100.0 * (stats["killed"] + stats["timeout"]) / tested
+def _mutated_path(package: str) -> str:
+    return f"{PACKAGE}/{package}.py" if package in TOP_LEVEL else f"{PACKAGE}/{package}/*"
+
+
+def _scratch(package: str, pyproject: str, tests: list[str], keep: bool) -> Path:
+    """``mutants/<package>/``: the package, the tests and a pyproject.toml mutating only it."""
+    where = MUTANTS / package
+    if not keep:
+        shutil.rmtree(where, ignore_errors=True)
+    where.mkdir(parents=True, exist_ok=True)
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc", ".llmjudge")
+    for folder in (PACKAGE, "tests"):
+        shutil.rmtree(where / folder, ignore_errors=True)
+        shutil.copytree(ROOT / folder, where / folder, ignore=ignore)
+    table = {
+        "source_paths": [PACKAGE],
+        "only_mutate": [_mutated_path(package)],
+        "pytest_add_cli_args": ["-p", "no:cacheprovider", "-q"],
+        "pytest_add_cli_args_test_selection": tests,
+    }
+    lines = ["[tool.mutmut]", *(f"{key} = {json.dumps(value)}" for key, value in table.items())]
+    (where / "pyproject.toml").write_text(pyproject.rstrip() + "\n\n" + "\n".join(lines) + "\n")
+    return where
+
+
+def _mutmut_run(mutmut: str, where: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([mutmut, *args], cwd=where, capture_output=True, text=True, check=False)
+
+
+def run_package(
+    package: str, tests: list[str], pyproject: str, max_children: int, keep: bool
+) -> PackageResult:
+    """Mutate one package in its scratch folder; its figures are kept in ``summary.json``."""
+    mutmut = _mutmut()
+    where = _scratch(package, pyproject, tests, keep)
+    started = time.monotonic()
+    run = _mutmut_run(mutmut, where, "run", "--max-children", str(max_children))
+    elapsed = time.monotonic() - started
+    (where / "run.log").write_text(run.stdout + run.stderr)
+    if run.returncode != 0:
+        print((run.stdout + run.stderr)[-4000:], file=sys.stderr)
+        raise SystemExit(f"mutmut run failed for {package} ({run.returncode}); its log: {where / 'run.log'}")
+    exported = _mutmut_run(mutmut, where, "export-cicd-stats")
+    if exported.returncode != 0:
+        raise SystemExit(exported.stdout + exported.stderr)
+    stats: dict[str, int] = json.loads((where / "mutants" / "mutmut-cicd-stats.json").read_text())
+    listed = _mutmut_run(mutmut, where, "results").stdout.splitlines()
+    not_killed = tuple(sorted(line.strip() for line in listed if line.rpartition(": ")[2] in NOT_KILLED))
+    counts = {name: stats[name] for name in _COUNTS}
+    result = PackageResult(package, **counts, seconds=elapsed, not_killed=not_killed)
+    (where / SUMMARY).write_text(json.dumps(asdict(result), indent=1))
+    return result
+
+
+def line(result: PackageResult) -> str:
+    """One package's figures in a line of the run's output."""
+    minutes, seconds = divmod(round(result.seconds), 60)
+    return (
+        f"{result.package}: {result.killed} killed, {result.survived} survived, {result.total} total "
+        f"({result.no_tests} no tests, {result.timeout} timeout, {result.suspicious} suspicious, "
+        f"{result.skipped} skipped): {result.score:.1f} % killed in {minutes}m{seconds:02d}s"
+    )
+
+
+def table(results: Sequence[PackageResult]) -> str:
+    """The README's Markdown table: one row per package, then all of them together."""
+    rows = ["| package | killed | survived | total | killed % |", "|---|---:|---:|---:|---:|"]
+    for r in results:
+        rows.append(f"| `{r.package}/` | {r.killed} | {r.survived} | {r.total} | {r.score:.1f} |")
+    if len(results) > 1:
+        counts = {name: sum(getattr(r, name) for r in results) for name in _COUNTS}
+        total = PackageResult("all", **counts, seconds=0.0)
+        rows.append(f"| all | {total.killed} | {total.survived} | {total.total} | {total.score:.1f} |")
+    return "\n".join(rows)
+
+
+def saved(package: str) -> PackageResult | None:
+    """A package's figures from its last run, if it ran."""
+    path = MUTANTS / package / SUMMARY
+    if not path.exists():
+        return None
+    data = json.loads(path.read_text())
+    data["not_killed"] = tuple(data["not_killed"])
+    return PackageResult(**data)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="mutation.py", description=__doc__.splitlines()[0])
+    parser.add_argument("--package", action="append", help="a package of [tool.mutmut.packages] (repeatable)")
+    parser.add_argument("--table", action="store_true", help="print the last results as a Markdown table")
     parser.add_argument("--min-score", type=float, default=90.0, help="lowest passing score, in %%")
     parser.add_argument("--max-children", type=int, default=os.cpu_count() or 2, help="parallel mutants")
-    parser.add_argument("--keep", action="store_true", help="reuse mutants/ from the last run")
+    parser.add_argument("--keep", action="store_true", help="reuse mutants/<package>/ from the last run")
     args = parser.parse_args(argv)
-
-    mutmut = _mutmut()
-    if not args.keep:
-        shutil.rmtree(MUTANTS, ignore_errors=True)
-    started = time.monotonic()
-    run = _mutmut_run(mutmut, "run", "--max-children", str(args.max_children))
-    elapsed = time.monotonic() - started
-    MUTANTS.mkdir(exist_ok=True)
-    (MUTANTS / "run.log").write_text(run.stdout + run.stderr)
-    if run.returncode != 0:
-        print((run.stdout + run.stderr)[-4000:], file=sys.stderr)
-        print(f"mutmut run failed ({run.returncode}); its log: {MUTANTS / 'run.log'}", file=sys.stderr)
-        return 2
-    exported = _mutmut_run(mutmut, "export-cicd-stats")
-    if exported.returncode != 0:
-        print(exported.stdout + exported.stderr, file=sys.stderr)
-        return 2
-    stats: dict[str, int] = json.loads((MUTANTS / "mutmut-cicd-stats.json").read_text())
-
-    listed = _mutmut_run(mutmut, "results").stdout.splitlines()
-    not_killed = [line.strip() for line in listed if line.rpartition(": ")[2] in NOT_KILLED]
-    for line in sorted(not_killed):
-        print(line)
-    achieved = score(stats)
-    minutes, seconds = divmod(round(elapsed), 60)
-    print(
-        f"mutation: {stats['killed']} killed, {stats['survived']} survived, {stats['no_tests']} no tests, "
-        f"{stats['timeout']} timeout, {stats['suspicious']} suspicious of {stats['total']} "
-        f"({stats['skipped']} skipped): {achieved:.1f} % killed (minimum {args.min_score:g} %) "
-        f"in {minutes}m{seconds:02d}s"
-    )
-    return 0 if achieved >= args.min_score else 1
+    pyproject, packages = _settings()
+    chosen = args.package or list(packages)
+    if unknown := [p for p in chosen if p not in packages]:
+        parser.error(f"no test selection for {', '.join(unknown)} in [tool.mutmut.packages]")
+    if args.table:
+        found = [r for r in map(saved, chosen) if r is not None]
+        print(table(found) if found else "no results yet: run tools/mutation.py --package NAME first")
+        return 0
+    failing = 0
+    for package in chosen:
+        result = run_package(package, packages[package], pyproject, args.max_children, args.keep)
+        print("\n".join(f"  {name}" for name in result.not_killed))
+        print(line(result), flush=True)
+        failing += result.score < args.min_score
+    return 1 if failing else 0
 
 
 if __name__ == "__main__":

@@ -34,6 +34,41 @@ def test_an_encoding_not_on_this_machine_gives_no_tokenizer() -> None:
     assert tokenizer_for("openai:gpt-4o-mini") is None
 
 
+class _Words:
+    """An encoding that makes one token of each word (tiktoken's real files are megabytes)."""
+
+    def encode_ordinary(self, text: str) -> list[int]:
+        return [len(word) for word in text.split()]
+
+
+def _cache_encoding(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, content: bytes, expected: bytes) -> None:
+    """A cached o200k_base file holding ``content``, where ``expected`` is the intact file."""
+    from pytest_llmjudge.cost import tokens
+
+    url = "https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken"
+    (tmp_path / hashlib.sha1(url.encode()).hexdigest()).write_bytes(content)
+    intact = ("o200k_base", hashlib.sha256(expected).hexdigest())
+    monkeypatch.setattr(tokens, "_ENCODING_FILES", {"o200k_base": intact})
+    monkeypatch.setattr(tiktoken, "get_encoding", lambda name: _Words() if name == "o200k_base" else None)
+
+
+def test_an_intact_cached_encoding_counts_tokens_with_it(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    _cache_encoding(monkeypatch, tmp_path, b"the encoding", b"the encoding")
+    count = tokenizer_for("openai:gpt-4o-mini")
+    assert count is not None
+    assert count("three short words") == 3
+    assert tokenizer_for("anthropic:claude-sonnet-4-5") is None  # tiktoken counts OpenAI models only
+
+
+def test_the_same_encoding_damaged_gives_no_tokenizer(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    _cache_encoding(monkeypatch, tmp_path, b"the encoding, cut sho", b"the encoding")
+    assert tokenizer_for("openai:gpt-4o-mini") is None
+
+
 def test_a_damaged_cached_encoding_gives_no_tokenizer(tmp_path: Path) -> None:
     url = "https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken"
     (tmp_path / hashlib.sha1(url.encode()).hexdigest()).write_bytes(b"not an encoding")
