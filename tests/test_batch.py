@@ -196,3 +196,14 @@ def test_a_wait_that_runs_out_keeps_the_batch_pending_for_the_next_run(
     collected, data = run(project, fake, "collected", "--llmjudge-batch=on")
     assert fake.created_batches == 1 and fake.live == 0, collected.stdout.str()
     assert sorted(verdicts(data).values()) == ["fail", "pass"]
+
+
+def test_a_benchmark_with_judge_batch_true_is_batched_in_a_live_run(
+    project: pytest.Pytester, fake: FakeBatchServer
+) -> None:
+    text = benchmark(3).replace("threshold: 0.5\n", "threshold: 0.5\njudge: {batch: true}\n")
+    (project.path / "benchmarks" / "B1.yaml").write_text(text)
+    (project.path / "benchmarks" / "B2.yaml").write_text(benchmark(2).replace("B1", "B2"))
+    result, data = run(project, fake, "mixed")
+    assert fake.batched == 3 and fake.live == 2, result.stdout.str()
+    assert data["totals"]["cases"] == 5 and data["totals"]["errors"] == 0

@@ -43,6 +43,7 @@ class JudgeChoice:
     temperature: float | None
     max_tokens: int | None
     timeout: float
+    batch: str  # off, on, submit or collect: the run's --llmjudge-batch, or on for judge.batch
 
     @classmethod
     def of(cls, benchmark: Benchmark, run: RunSettings) -> JudgeChoice:
@@ -53,7 +54,16 @@ class JudgeChoice:
             own.temperature if own and own.temperature is not None else run.temperature,
             own.max_tokens if own and own.max_tokens is not None else run.max_tokens,
             own.timeout if own and own.timeout is not None else run.timeout,
+            _batch_mode(own.batch if own else None, run.batch),
         )
+
+
+def _batch_mode(own: bool | None, run: str) -> str:
+    """A benchmark's batch mode: ``judge.batch: true`` batches its calls as the run does, or ``on``
+    in a run that does not; ``false`` sends them live; unset, the run's ``--llmjudge-batch``."""
+    if own is None:
+        return run
+    return (run if run != "off" else "on") if own else "off"
 
 
 @dataclass(eq=False)
@@ -110,12 +120,14 @@ class Judges:
                 model = build_model(value)
                 label = model_label(model)
             price = self.price(label, base_url_of(model))
-            if self.settings.batch != "off" and not replay:
-                model, settings = self._batched(model, label, settings)
+            if choice.batch != "off" and not replay:
+                model, settings = self._batched(model, label, settings, choice.batch)
             self._configs[choice] = JudgeConfig(model, label, settings, price=price)
         return self._configs[choice]
 
-    def _batched(self, model: Any, label: str, settings: ModelSettings) -> tuple[Any, ModelSettings]:
+    def _batched(
+        self, model: Any, label: str, settings: ModelSettings, mode: str
+    ) -> tuple[Any, ModelSettings]:
         """``--llmjudge-batch``: the judge's requests go through its provider's batch API."""
         from .batching import BatchUnsupportedError, batch_judge
         from .models import ModelConfigError
@@ -123,7 +135,7 @@ class Judges:
 
         poll = float(os.environ.get(BATCH_POLL_VARIABLE) or DEFAULT_BATCH_POLL)
         store = PendingStore(self.root / PENDING_FOLDER)
-        mode, wait = self.settings.batch, self.settings.batch_wait
+        wait = self.settings.batch_wait
         try:
             return batch_judge(model, label, settings, mode=mode, store=store, wait=wait, poll_interval=poll)
         except BatchUnsupportedError as exc:

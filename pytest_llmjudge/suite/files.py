@@ -80,6 +80,8 @@ class JudgeSettings(_Strict):
     panel: list[Annotated[str, Field(min_length=1)] | PanelMemberSpec] | None = None
     panel_rule: PanelRule | None = None
     min_members: Annotated[int, Field(ge=1)] | None = None
+    # true: this benchmark's judge calls go through the provider's batch API (--llmjudge-batch)
+    batch: bool | None = None
 
 
 class CheckSpec(_Strict):
