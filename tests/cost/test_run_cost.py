@@ -187,12 +187,18 @@ def test_one_budget_holds_for_all_xdist_workers(bare_suite: Suite, judge_server:
 
 
 def test_a_token_budget_holds_the_same_way(bare_suite: Suite, judge_server: FakeOpenAI) -> None:
-    bare_suite.write("benchmarks/B1.yaml", benchmark_yaml(4))
-    result = run(bare_suite, judge_server, "--llmjudge-budget-tokens=2000", "--llmjudge-results=r.json")
+    bare_suite.write("benchmarks/B1.yaml", benchmark_yaml(8))
+    judge_server.prompt_tokens, judge_server.completion_tokens = 400, 100  # 500 tokens a call
+    result = run(
+        bare_suite, judge_server, "--llmjudge-concurrency=1", "--llmjudge-budget-tokens=2000",
+        "--llmjudge-results=r.json",
+    )  # fmt: skip
     data = results(bare_suite)
-    used = data["totals"]["input_tokens"] + data["totals"]["output_tokens"]
-    assert 0 < used <= 2000 and data["totals"]["errors"] > 0
-    result.stdout.fnmatch_lines(["*budget reached: spent * of 2,000 tokens*"])
+    calls = len(judge_server.completions)
+    # each call spends its input and its output tokens: the budget counts both, as the results do
+    assert data["totals"]["input_tokens"] + data["totals"]["output_tokens"] == 500 * calls <= 2000
+    assert 0 < calls < 8 and data["totals"]["errors"] == 8 - calls
+    result.stdout.fnmatch_lines([f"*budget reached: spent {500 * calls:,} of 2,000 tokens*"])
 
 
 def test_a_model_without_a_price_counts_its_tokens_and_says_why_it_has_no_cost(
