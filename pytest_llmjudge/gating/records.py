@@ -227,8 +227,10 @@ class CaseRecord:
 
     @property
     def needs_review(self) -> bool:
-        """A person should decide the case: the judge was uncertain, or the panel split."""
-        return self.uncertain or (self.panel is not None and self.panel.split)
+        """A person should decide the case: the judge was uncertain, or the panel split on it
+        (and decided it: too few answers is an ERROR, shown as one)."""
+        panel = self.panel
+        return self.uncertain or (panel is not None and panel.split and panel.decision != "error")
 
     def to_dict(self) -> dict[str, Any]:
         """The record as plain values, as ``dataclasses.asdict`` makes it, without its deep copy of
