@@ -73,10 +73,10 @@ def _read_only_cache(service: JudgingService) -> VerdictCache | None:
 
 def _plan_case(service: JudgingService, case: Any, plan: PlannedCalls, cache: VerdictCache | None) -> str:
     """Add ``case``'s calls to ``plan``; a problem that keeps it from being estimated, or ""."""
-    from ..judging.checks import checked_outcome
     from ..models.models import ModelConfigError
-    from .service import sample_count
-    from .task_step import TaskFailed, with_output
+    from .produce import produce_or_settle
+    from .settle import checks_decide, sample_count
+    from .task_step import with_output
 
     benchmark = case.benchmark
     kind = benchmark.spec.evaluator_type
@@ -87,24 +87,18 @@ def _plan_case(service: JudgingService, case: Any, plan: PlannedCalls, cache: Ve
     if pairwise and baseline is None:
         return ""  # unpaired: never judged
     request, output = case.request, case.case.spec.candidate_output
-    step = service.tasks.step
-    built = getattr(case, "task", None)
-    if built is not None and step.needs_task(built, case.case):
-        try:
-            planned = step.plan(built, benchmark.code, case.case)
-            produced = step.cached(planned)
-        except TaskFailed:
-            return ""  # the case errors without a call
-        if produced is not None:
-            output = produced.output
-            request = case.recompile(with_output(case.case, output))
-        else:  # judged on the output to come: counted as the placeholder's (or the baseline's)
-            _plan_task(service, planned, plan)
-            output = baseline.output if baseline is not None else output
-    elif kind == "hybrid" and not pairwise:
-        checked = checked_outcome(case)
-        if not checked.verdict or not checked.verdict.passed:
-            return ""  # its checks fail it: the judge is not asked
+    task_output = produce_or_settle(service.tasks.step, case)
+    if task_output is not None and task_output.failure is not None:
+        return ""  # the case errors without a call
+    if task_output is not None and task_output.produced is not None:
+        output = task_output.produced.output
+        request = case.recompile(with_output(case.case, output))
+    elif task_output is not None and task_output.planned is not None:
+        # judged on the output to come: counted as the placeholder's (or the baseline's)
+        _plan_task(service, task_output.planned, plan)
+        output = baseline.output if baseline is not None else output
+    elif not pairwise and checks_decide(case) is not None:
+        return ""  # its checks fail it: the judge is not asked
     try:
         label, price, settings = service.judges.planned(benchmark)
     except LookupError:

@@ -10,13 +10,11 @@ produces runs the task first, in one job that then judges both orders.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Iterable
+from dataclasses import dataclass, field
 from functools import partial
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, TypeGuard
 
-from ..execution.projection import judge_budget
 from ..execution.samples import SAMPLE_SEPARATOR
 from ..judging.pairwise_verdict import (
     PairOutcome,
@@ -26,68 +24,17 @@ from ..judging.pairwise_verdict import (
     position_consistent,
 )
 from ..judging.verdict import JudgeFailure, Outcome
+from .host import Baseline, CaseToJudge, Host, PairToJudge
+from .produce import prepare_task_start, produce_or_settle
+from .settle import Ask, sample_count, send, settle_or_judge, settle_or_judge_now
 
 if TYPE_CHECKING:
     from ..compile.pairwise import Order, PairwiseRequest
-    from ..cost.pricing import Price
-    from ..cost.spending import Spending
-    from ..execution.cache import VerdictCache
-    from ..execution.retries import CaseJob
-    from ..execution.scheduler import Job, Scheduler, Slots
+    from ..execution.scheduler import Slots
     from ..models.config import JudgeConfig
-    from ..models.judges import Judges
-    from ..suite.files import Benchmark, Case
-    from ..suite.settings import RunSettings
-    from ..tasks.build import BuiltTask
-    from .task_pipeline import TaskPipeline
     from .task_step import Planned
 
-
-@dataclass(frozen=True)
-class Baseline:
-    """The output a case's candidate output is compared with, and where it came from
-    (``case file``: the case's ``baseline_output``; ``baseline results``: the baseline run's)."""
-
-    output: Any
-    source: str
-
-
-class PairToJudge(Protocol):
-    """A pairwise case as the service sees it (``glue.pairwise_items.PairwiseItem``)."""
-
-    pairwise_mode: bool
-
-    @property
-    def nodeid(self) -> str: ...
-    @property
-    def benchmark(self) -> Benchmark: ...
-    @property
-    def case(self) -> Case: ...
-    @property
-    def task(self) -> BuiltTask | None: ...
-    @property
-    def baseline(self) -> Baseline | None: ...
-
-    def pair_requests(self, candidate_output: Any) -> tuple[PairwiseRequest, PairwiseRequest]: ...
-
-
-class PairwiseHost(Protocol):
-    """What the pipeline needs of the judging service."""
-
-    settings: RunSettings
-    root: Path
-    judges: Judges
-    outcomes: dict[str, Outcome]
-    tasks: TaskPipeline
-    scheduler: Scheduler[Outcome] | None
-    cache_hits: int
-    spending: Spending  # prices and the run's budget
-
-    def schedule(self, cases: Sequence[Any]) -> None: ...
-    def judge_config(self, case: Any) -> JudgeConfig: ...
-    def require_price(self, model: str, price: Price | None) -> None: ...
-    def start_jobs(self, jobs: list[tuple[str, Job[Outcome]]]) -> None: ...
-    def verdict_cache(self) -> VerdictCache | None: ...
+__all__ = ["Baseline", "OrderAnswer", "PairResult", "PairwisePipeline", "pair_key"]
 
 
 @dataclass(frozen=True)
@@ -173,17 +120,17 @@ class _Plan:
 
 
 class PairwisePipeline:
-    def __init__(self, service: PairwiseHost) -> None:
+    def __init__(self, service: Host) -> None:
         self.service = service
         self.results: dict[str, PairResult] = {}
         self._plans: dict[str, _Plan] = {}
 
-    def divert(self, cases: Iterable[Any]) -> list[Any]:
+    def divert(self, cases: Iterable[CaseToJudge]) -> list[CaseToJudge]:
         """Schedule the pairwise cases among ``cases``; the others, for the single-request path."""
-        rest: list[Any] = []
+        rest: list[CaseToJudge] = []
         ready: list[tuple[PairToJudge, Any]] = []
         for case in cases:
-            if not getattr(case, "pairwise_mode", False):
+            if not is_pair(case):
                 rest.append(case)
             elif case.nodeid not in self.results and case.nodeid not in self._plans:
                 output = self._settle_or_output(case)
@@ -196,114 +143,70 @@ class PairwisePipeline:
     def _settle_or_output(self, case: PairToJudge) -> Any:
         """The candidate output ready to judge against the baseline, or ``_SETTLED`` when the case
         was settled (unpaired, identical, its task failed) or its task runs first."""
-        from ..compile.pairwise import identical_outputs
-        from .task_step import TaskFailed
-
         baseline = case.baseline
         if baseline is None:
             self.results[case.nodeid] = PairResult(None, None)
             return _SETTLED
-        output = case.case.spec.candidate_output
-        step = self.service.tasks.step
-        if case.task is not None and step.needs_task(case.task, case.case):
-            try:
-                planned = step.plan(case.task, case.benchmark.code, case.case)
-                produced = step.cached(planned)
-            except TaskFailed as exc:
-                self.results[case.nodeid] = PairResult(None, baseline, setup_failure=exc.failure)
-                return _SETTLED
-            if produced is None:
-                self._start_task(case, planned)
-                return _SETTLED
-            self.service.tasks.produced[case.nodeid] = produced
-            output = produced.output
-        if identical_outputs(output, baseline.output):
-            self.results[case.nodeid] = PairResult(output, baseline, identical=True)
+        output = produce_or_settle(self.service.tasks.step, case)
+        candidate = case.case.spec.candidate_output
+        if output is not None and output.produced is not None:
+            self.service.tasks.produced[case.nodeid] = output.produced
+            candidate = output.produced.output
+        elif output is not None:
+            if output.planned is not None:
+                self._start_task(case, output.planned)
+            else:
+                self.results[case.nodeid] = PairResult(None, baseline, setup_failure=output.failure)
             return _SETTLED
-        return output
+        return _SETTLED if self._identical(case, candidate, baseline) else candidate
 
-    def _jobs(self, case: PairToJudge, output: Any, config: JudgeConfig) -> tuple[_Plan, list[CaseJob]]:
+    def _identical(self, case: PairToJudge, output: Any, baseline: Baseline) -> bool:
+        """Whether ``output`` is the baseline's: then the case is a tie, with no call."""
+        from ..compile.pairwise import identical_outputs
+
+        if not identical_outputs(output, baseline.output):
+            return False
+        self.results[case.nodeid] = PairResult(output, baseline, identical=True)
+        return True
+
+    def _asks(self, case: PairToJudge, output: Any, config: JudgeConfig) -> tuple[_Plan, list[Ask]]:
+        """Each order's samples of ``case``, as the judge calls to settle or make."""
         from ..compile.pairwise import ORDERS
-        from ..execution.retries import CaseJob
+        from ..execution.jobs import judge_job
         from ..judging.pairwise_judge import judge_pair_once
-        from ..models.judges import endpoint
-        from ..suite.settings import judge_setting
 
         plan = _Plan(case, output, case.pair_requests(output), config.model_name)
-        jobs = []
-        repeats = int(judge_setting(case.benchmark, self.service.settings, "repeats"))
+        asks = []
+        repeats = sample_count(case.benchmark, self.service.settings)
         for order, request in zip(ORDERS, plan.requests, strict=True):
             plan.keys.append([pair_key(case.nodeid, order, i) for i in range(repeats)])
-            for index in range(repeats):
-                call = partial(judge_pair_once, config=config)
-                jobs.append(
-                    CaseJob(
-                        case.benchmark.code,
-                        case.case.id,
-                        request,
-                        call,
-                        config.model_name,
-                        config.settings,
-                        index,
-                        endpoint=endpoint(config.model),
-                        price=config.price,  # what a cache hit saved
-                    )
-                )
-        return plan, jobs
+            for index, key in enumerate(plan.keys[-1]):
+                job = judge_job(case.benchmark.code, case.case.id, request, config, index, judge_pair_once)
+                asks.append(Ask(key, job, config))
+        return plan, asks
 
     def _start(self, ready: list[tuple[PairToJudge, Any]]) -> None:
         """Settle what the cache holds (one lookup for all); start judge calls for the rest."""
-        from ..execution.cache import CacheError
-        from ..execution.retries import RetryPolicy, judge_uncached, settle_from_cache
         from ..judging.pairwise_judge import judge_pair_once
-        from ..judging.preload import load_judging
-        from ..models.judges import JudgeSetupError, endpoint
 
         configs = [self.service.judge_config(case) for case, _ in ready]  # no judge: nothing planned
-        planned: list[tuple[_Plan, str, JudgeConfig]] = []
-        jobs: list[CaseJob] = []
+        plans: list[_Plan] = []
+        asks: list[Ask] = []
         for (case, output), config in zip(ready, configs, strict=True):
-            plan, own = self._jobs(case, output, config)
-            planned += [(plan, key, config) for keys in plan.keys for key in keys]
-            jobs += own
-        cache, mode = self.service.verdict_cache(), self.service.settings.cache
-        try:
-            settled_now = settle_from_cache(jobs, cache, mode)
-        except CacheError as exc:
-            raise JudgeSetupError(f"--llmjudge-cache-path: {exc}") from None
-        for plan, _, _ in planned:
+            plan, own = self._asks(case, output, config)
+            plans += [plan] * len(own)
+            asks += own
+        settled_now, pending = settle_or_judge(self.service, asks, judge_pair_once)
+        for plan, ask, settled in zip(plans, asks, settled_now, strict=True):
             self._plans[plan.case.nodeid] = plan
-        pending: list[tuple[str, Job[Outcome]]] = []
-        for (plan, key, config), job, settled in zip(planned, jobs, settled_now, strict=True):
             if settled is not None:
-                plan.settled[key] = settled
-                self.service.cache_hits += settled.cached
-                continue
-            self.service.require_price(config.model_name, config.price)  # under a USD budget
-            config = self.service.judges.with_server(config)
-            budget = judge_budget(self.service.spending, job.request, job.benchmark, config, cache)
-            job = replace(job, call=partial(judge_pair_once, config=config), endpoint=endpoint(config.model))
-            job = replace(job, budget=budget)
-            policy = RetryPolicy(
-                attempts=self.service.settings.attempts, timeout=config.settings.get("timeout", 60.0)
-            )
-            pending.append((key, partial(judge_uncached, job, policy=policy, cache=cache, mode=mode)))
-        if pending:
-            load_judging()
-            self.service.start_jobs(pending)
+                plan.settled[ask.key] = settled
+        send(self.service, pending)
 
     def _start_task(self, case: PairToJudge, planned: Planned) -> None:
         """One job: run the case's task, then judge both orders as soon as the output exists."""
-        from ..judging.preload import load_judging
-
-        config = self.service.judge_config(case)
-        self.service.require_price(config.model_name, config.price)
-        if planned.built.model is not None:
-            self.service.require_price(planned.built.task.label, self.service.tasks.step.price(planned))
-        config = self.service.judges.with_server(config)
-        if planned.built.model is not None:  # a local task server starts here, not on the loop
-            self.service.tasks.step.model_of(planned.built.model, planned.built.base_url)
-        load_judging()
+        config = prepare_task_start(self.service, case, planned)
+        assert config is not None  # a pairwise case is never ``code``
         key = pair_key(case.nodeid, "task", 0)
         self._plans[case.nodeid] = _Plan(case, model=config.model_name, task_key=key)
         self.service.start_jobs([(key, partial(self._run_task, case, planned, config))])
@@ -313,36 +216,26 @@ class PairwisePipeline:
     ) -> Outcome:
         """The task's output, then both orders judged; the case's result is kept in ``results``
         (the scheduler carries only whether it failed)."""
-        from ..compile.pairwise import ORDERS, identical_outputs
-        from ..execution.retries import RetryPolicy, judge_uncached, settle_from_cache
+        from ..compile.pairwise import ORDERS
+        from ..judging.pairwise_judge import judge_pair_once
         from .task_step import TaskFailed
 
         baseline = case.baseline
         assert baseline is not None
         try:
             produced = await self.service.tasks.step.produce(case.nodeid, planned, slots)
-        except TaskFailed as exc:
-            self.results[case.nodeid] = PairResult(None, baseline, setup_failure=exc.failure)
-            return Outcome(None, exc.failure, "", False, 0)
-        self.service.tasks.produced[case.nodeid] = produced
-        if identical_outputs(produced.output, baseline.output):
-            self.results[case.nodeid] = PairResult(produced.output, baseline, identical=True)
-            return Outcome(None, None, "", False, 0)
-        plan, jobs = self._jobs(case, produced.output, config)
-        cache, mode = self.service.verdict_cache(), self.service.settings.cache
-        policy = RetryPolicy(
-            attempts=self.service.settings.attempts, timeout=config.settings.get("timeout", 60.0)
+            self.service.tasks.produced[case.nodeid] = produced
+            if self._identical(case, produced.output, baseline):
+                return Outcome(None, None, "", False, 0)
+            config = await self.service.tasks.served(config)
+        except (TaskFailed, JudgeFailure) as exc:
+            failure = exc.failure if isinstance(exc, TaskFailed) else exc
+            self.results[case.nodeid] = PairResult(None, baseline, setup_failure=failure)
+            return Outcome(None, failure, "", False, 0)
+        plan, asks = self._asks(case, produced.output, config)
+        outcomes = await asyncio.gather(
+            *(settle_or_judge_now(self.service, a.job, config, judge_pair_once, slots) for a in asks)
         )
-
-        async def sample(job: CaseJob) -> Outcome:
-            settled = settle_from_cache([job], cache, mode)[0]
-            if settled is not None:
-                return settled
-            budget = judge_budget(self.service.spending, job.request, job.benchmark, config, cache)
-            job = replace(job, budget=budget)
-            return await judge_uncached(job, slots, policy=policy, cache=cache, mode=mode)
-
-        outcomes = list(await asyncio.gather(*(sample(job) for job in jobs)))
         repeats = len(plan.keys[0])
         orders = tuple(
             OrderAnswer(order, request, tuple(outcomes[i * repeats : (i + 1) * repeats]))
@@ -385,6 +278,11 @@ class PairwisePipeline:
         result = PairResult(plan.output, case.baseline, tuple(orders), model=plan.model)
         self.results[nodeid] = result
         return result
+
+
+def is_pair(case: CaseToJudge) -> TypeGuard[PairToJudge]:
+    """Whether ``case`` is a pairwise case (told apart without importing the glue's items)."""
+    return bool(getattr(case, "pairwise_mode", False))
 
 
 _SETTLED = object()  # a case the pipeline settled (or whose task runs first): nothing to judge now

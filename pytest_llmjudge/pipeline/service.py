@@ -9,28 +9,26 @@ the rest are judged in the background, each waited for only when its item runs.
 from __future__ import annotations
 
 from collections.abc import Callable, Container, Sequence
-from dataclasses import dataclass, field, replace
-from functools import partial
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from ..cost.spending import Spending
-from ..execution.projection import judge_budget
 from ..execution.samples import SAMPLE_SEPARATOR, sample_key
-from ..judging.checks import checked_outcome as run_checks
 from ..judging.verdict import JudgeFailure, Outcome
-from ..models.judges import Judges, JudgeSetupError, endpoint
+from ..models.judges import Judges, JudgeSetupError
 from ..suite.settings import RunSettings
+from .host import CaseToJudge, JudgedCase, ProducedCase
 from .pairwise_pipeline import PairwisePipeline
+from .settle import Ask, checks_decide, sample_count, send, settle_or_judge
 from .task_pipeline import TaskPipeline
 
 if TYPE_CHECKING:
-    from ..compile.request import CompiledRequest
     from ..cost.pricing import Price
     from ..execution.cache import VerdictCache
     from ..execution.scheduler import Job, Scheduler, Waiting
     from ..models.config import JudgeConfig
-    from ..suite.files import Benchmark, Case
+    from ..suite.files import Benchmark
 
 CACHE_BATCH, CACHE_BATCH_SECONDS = 64, 0.5  # verdicts per cache transaction, at most this late
 NO_MODEL_MESSAGE = (
@@ -45,17 +43,6 @@ NO_MODEL_MESSAGE = (
     "  def pytest_llmjudge_model(config): ...   a hook in conftest.py returning a pydantic-ai Model\n"
     "Add --llmjudge-base-url URL for an OpenAI-compatible server (vLLM, Ollama, llama.cpp)."
 )
-
-
-class CaseToJudge(Protocol):
-    @property
-    def nodeid(self) -> str: ...
-    @property
-    def benchmark(self) -> Benchmark: ...
-    @property
-    def case(self) -> Case: ...
-    @property
-    def request(self) -> CompiledRequest: ...
 
 
 @dataclass(eq=False)
@@ -85,7 +72,7 @@ class JudgingService:
         self.tasks = TaskPipeline(self)
         self.pairwise = PairwisePipeline(self)
 
-    def task_cases(self, cases: Sequence[CaseToJudge]) -> list[CaseToJudge]:
+    def task_cases(self, cases: Sequence[CaseToJudge]) -> list[CaseToJudge | ProducedCase]:
         """The cases not settled yet, each with its output: a stored one, or one the output cache
         holds; cases whose task must run go to the scheduler with their judge calls."""
         return [c for c in self.tasks.ready(c for c in cases if not self.has(c.nodeid)) if c is not None]
@@ -116,79 +103,51 @@ class JudgingService:
 
         if missing := self._without_judge(cases):  # counted before any task or pair is started
             raise JudgeSetupError(NO_MODEL_MESSAGE.format(count=missing))
-        needs_judge = []
+        needs_judge: list[JudgedCase] = []
         for case in self.task_cases(self.pairwise.divert(cases)):
-            kind = case.benchmark.spec.evaluator_type
-            if kind == "manual_sme":
+            if case.benchmark.spec.evaluator_type == "manual_sme":
                 continue
-            if kind in {"code", "hybrid"}:
-                checked = run_checks(case)
-                if kind == "code" or not checked.verdict or not checked.verdict.passed:
-                    self.outcomes[case.nodeid] = checked
-                    continue
+            checked = checks_decide(case)
+            if checked is not None:
+                self.outcomes[case.nodeid] = checked
+                continue
             needs_judge.append(case)
         if not needs_judge:
             return
-        judged: list[tuple[CaseToJudge, JudgeConfig]] = []
+        judged: list[tuple[JudgedCase, JudgeConfig]] = []
         missing = 0
-        for case in needs_judge:
+        for one in needs_judge:
             try:
-                judged.append((case, self.judges.config(case.benchmark)))
+                judged.append((one, self.judges.config(one.benchmark)))
             except LookupError:
                 missing += 1
             except ModelConfigError as exc:
-                own = case.benchmark.spec.judge
+                own = one.benchmark.spec.judge
                 if own and own.model:  # the benchmark's own model: an error of its cases only
-                    where = case.benchmark.judge_model_location or case.benchmark.location
+                    where = one.benchmark.judge_model_location or one.benchmark.location
                     failure = JudgeFailure("judge-setup", f"{where}: judge.model: {exc}")
-                    self.outcomes[case.nodeid] = Outcome(None, failure, model=own.model, attempts=0)
+                    self.outcomes[one.nodeid] = Outcome(None, failure, model=own.model, attempts=0)
                     continue
                 raise JudgeSetupError(f"judge model: {exc}") from None
         if missing:
             raise JudgeSetupError(NO_MODEL_MESSAGE.format(count=missing))
         self._start(judged)
 
-    def _start(self, judged: list[tuple[CaseToJudge, JudgeConfig]]) -> None:
+    def _start(self, judged: list[tuple[JudgedCase, JudgeConfig]]) -> None:
         """Outcomes the cache settles now (one lookup for all); the rest go to the scheduler."""
-        from ..execution.cache import CacheError
         from ..execution.jobs import judge_job
-        from ..execution.retries import RetryPolicy, judge_uncached, settle_from_cache
         from ..judging.llmjudge import judge_once
-        from ..judging.preload import load_judging
 
-        samples: list[tuple[str, JudgeConfig]] = []  # (sample key, judge) per judge call
-        jobs = []
+        asks = []
         for case, config in judged:
-            repeats = self._repeats.setdefault(case.nodeid, sample_count(case.benchmark, self.settings))
-            for index in range(repeats):
-                samples.append((sample_key(case.nodeid, index), config))
-                jobs.append(judge_job(case, config, index))
-        cache, mode = self.verdict_cache(), self.settings.cache
-        pending: list[tuple[str, Job[Outcome]]] = []
-        cached = 0
-        try:
-            settled_now = settle_from_cache(jobs, cache, mode)
-        except CacheError as exc:  # damage found only when read
-            raise JudgeSetupError(f"--llmjudge-cache-path: {exc}") from None
-        for (key, config), job, settled in zip(samples, jobs, settled_now, strict=True):
+            for index in range(self.samples_of(case)):
+                job = judge_job(case.benchmark.code, case.case.id, case.request, config, index, judge_once)
+                asks.append(Ask(sample_key(case.nodeid, index), job, config))
+        settled_now, pending = settle_or_judge(self, asks, judge_once)
+        for ask, settled in zip(asks, settled_now, strict=True):
             if settled is not None:
-                self.outcomes[key] = settled
-                cached += settled.cached
-                continue
-            self.require_price(config.model_name, config.price)
-            config = self.judges.with_server(config)
-            budget = judge_budget(self.spending, job.request, job.benchmark, config, cache)
-            call = partial(judge_once, config=config)
-            job = replace(job, call=call, endpoint=endpoint(config.model), budget=budget)
-            # each configuration its own timeout: a benchmark's judge.timeout is not capped by the run's
-            policy = RetryPolicy(
-                attempts=self.settings.attempts, timeout=config.settings.get("timeout", 60.0)
-            )
-            pending.append((key, partial(judge_uncached, job, policy=policy, cache=cache, mode=mode)))
-        self.cache_hits += cached
-        if pending:
-            load_judging()
-            self._scheduler().start(pending)
+                self.outcomes[ask.key] = settled
+        send(self, pending)
         if self.scheduler is not None:  # the status line counts the cases the cache settled
             self.scheduler.progress.cache_hits = self.cache_hits
 
@@ -214,14 +173,14 @@ class JudgingService:
         if (message := self.spending.unpriced_message({model: price})) is not None:
             raise JudgeSetupError(message)
 
-    def samples_of(self, case: CaseToJudge) -> int:
+    def samples_of(self, case: JudgedCase) -> int:
         """How many times ``case`` is judged (remembered until its outcome is combined)."""
         return self._repeats.setdefault(case.nodeid, sample_count(case.benchmark, self.settings))
 
     def start_jobs(self, jobs: list[tuple[str, Job[Outcome]]]) -> None:
         self._scheduler().start(jobs)
 
-    def judge_config(self, case: CaseToJudge) -> JudgeConfig:
+    def judge_config(self, case: JudgedCase) -> JudgeConfig:
         """The judge of ``case``'s benchmark, or ``JudgeSetupError`` saying why there is none."""
         from ..models.models import ModelConfigError
 
@@ -309,13 +268,6 @@ class JudgingService:
         self.cache_write_errors += self.tasks.close()
         self.judges.stop()
         self.spending.close()
-
-
-def sample_count(benchmark: Benchmark, settings: RunSettings) -> int:
-    """How many times a benchmark's cases are judged: its ``judge.repeats``, else the run's."""
-    from ..suite.settings import judge_setting
-
-    return int(judge_setting(benchmark, settings, "repeats"))
 
 
 @dataclass(frozen=True)

@@ -4,60 +4,24 @@ they are scheduled, or handed to the scheduler as jobs that run the task and the
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, replace
 from functools import partial
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING
 
-from ..execution.projection import judge_budget
 from ..execution.samples import sample_key
-from ..judging.checks import checked_outcome as run_checks
 from ..judging.verdict import JudgeFailure, Outcome
+from .host import CaseToJudge, Host, ProducedCase
+from .produce import prepare_task_start, produce_or_settle
+from .settle import checks_decide, settle_or_judge_now
 from .task_step import Planned, Produced, TaskFailed, TaskStep, with_output
 
 if TYPE_CHECKING:
     from ..compile.request import CompiledRequest
-    from ..cost.pricing import Price
-    from ..cost.spending import Spending
-    from ..execution.cache import VerdictCache
     from ..execution.scheduler import Job, Slots
     from ..models.config import JudgeConfig
-    from ..models.judges import Judges
-    from ..suite.files import Benchmark, Case
-    from ..suite.settings import RunSettings
-
-CaseToJudge = Any  # pipeline.service.CaseToJudge, which imports this module
-
-
-class PipelineHost(Protocol):
-    """What the pipeline needs of the judging service."""
-
-    settings: RunSettings
-    root: Path
-    judges: Judges
-    outcomes: dict[str, Outcome]
-
-    spending: Spending
-
-    def judge_config(self, case: CaseToJudge) -> JudgeConfig: ...
-    def require_price(self, model: str, price: Price | None) -> None: ...
-    def samples_of(self, case: CaseToJudge) -> int: ...
-    def start_jobs(self, jobs: list[tuple[str, Job[Outcome]]]) -> None: ...
-    def verdict_cache(self) -> VerdictCache | None: ...
-
-
-@dataclass(frozen=True)
-class ProducedCase:
-    """A case with the output its task produced, and the judge request compiled for it."""
-
-    nodeid: str
-    benchmark: Benchmark
-    case: Case
-    request: CompiledRequest
 
 
 class TaskPipeline:
-    def __init__(self, service: PipelineHost) -> None:
+    def __init__(self, service: Host) -> None:
         self.service = service
         self.step = TaskStep(service.settings, service.root, service.judges.task_model, service.spending)
         self.produced: dict[str, Produced] = {}  # node id -> the output a task produced
@@ -65,25 +29,20 @@ class TaskPipeline:
         self._server_failure: JudgeFailure | None = None  # the judge's local server did not start
         self._served_configs: dict[int, tuple[JudgeConfig, JudgeConfig]] = {}  # id -> (asked, served)
 
-    def ready(self, cases: Iterable[CaseToJudge]) -> Iterable[CaseToJudge | None]:
+    def ready(self, cases: Iterable[CaseToJudge]) -> Iterable[CaseToJudge | ProducedCase | None]:
         """Each case, with its output when the cache holds it; None for a case handed to the
         scheduler (its task runs first) or settled as a task ERROR."""
         for case in cases:
-            built = getattr(case, "task", None)
-            if built is None or not self.step.needs_task(built, case.case):
+            output = produce_or_settle(self.step, case)
+            if output is None:
                 yield case
-                continue
-            try:
-                planned = self.step.plan(built, case.benchmark.code, case.case)
-                produced = self.step.cached(planned)
-            except TaskFailed as exc:
-                self.service.outcomes[case.nodeid] = Outcome(None, exc.failure, "", False, 0)
+            elif output.produced is not None:
+                yield self._with(case, output.produced)
+            elif output.planned is not None:
+                self._start(case, output.planned)
                 yield None
-                continue
-            if produced is not None:
-                yield self._with(case, produced)
             else:
-                self._start(case, planned)
+                self.service.outcomes[case.nodeid] = Outcome(None, output.failure, "", False, 0)
                 yield None
 
     def _with(self, case: CaseToJudge, produced: Produced) -> ProducedCase:
@@ -95,24 +54,13 @@ class TaskPipeline:
 
     def _start(self, case: CaseToJudge, planned: Planned) -> None:
         """Jobs that run the case's task, then judge each sample as soon as the output exists."""
-        from ..judging.preload import load_judging
-
-        service = self.service
-        config = None
-        samples = 1
-        if case.benchmark.spec.evaluator_type != "code":
-            config = service.judge_config(case)  # its local server starts once an output needs it
-            service.require_price(config.model_name, config.price)
-            samples = service.samples_of(case)
-        if planned.built.model is not None:  # a local task server starts here, not on the loop
-            self.step.model_of(planned.built.model, planned.built.base_url)
-            service.require_price(planned.built.task.label, self.step.price(planned))
-        load_judging()
+        config = prepare_task_start(self.service, case, planned)
+        samples = self.service.samples_of(case) if config is not None else 1
         jobs: list[tuple[str, Job[Outcome]]] = [
             (sample_key(case.nodeid, index), partial(self._run, case, planned, config, index))
             for index in range(samples)
         ]
-        service.start_jobs(jobs)
+        self.service.start_jobs(jobs)
 
     async def _run(
         self, case: CaseToJudge, planned: Planned, config: JudgeConfig | None, sample: int, slots: Slots
@@ -124,12 +72,12 @@ class TaskPipeline:
         view = self._with(case, produced)
         if config is not None:
             try:
-                config = await self._served(config)
+                config = await self.served(config)
             except JudgeFailure as failure:
                 return Outcome(None, failure, config.model_name, False, 0)
         return await self.judge_now(view, config, sample, slots)
 
-    async def _served(self, config: JudgeConfig) -> JudgeConfig:
+    async def served(self, config: JudgeConfig) -> JudgeConfig:
         """``config`` with its local judge server started: only once a produced output needs a
         judge (a run whose tasks all fail starts none), in a worker thread (a start takes
         seconds, and the loop goes on). A server that cannot start is each case's ERROR."""
@@ -151,30 +99,19 @@ class TaskPipeline:
         return served
 
     async def judge_now(
-        self, case: CaseToJudge, config: JudgeConfig | None, sample: int, slots: Slots
+        self, case: ProducedCase, config: JudgeConfig | None, sample: int, slots: Slots
     ) -> Outcome:
         """Judge one sample of a case whose output a task just produced: its checks, the verdict
         cache, then the judge (on the scheduler's loop, holding a slot only while calling)."""
         from ..execution.jobs import judge_job
-        from ..execution.retries import RetryPolicy, judge_uncached, settle_from_cache
+        from ..judging.llmjudge import judge_once
 
-        kind = case.benchmark.spec.evaluator_type
-        if kind in {"code", "hybrid"}:
-            checked: Outcome = run_checks(case)
-            if kind == "code" or not checked.verdict or not checked.verdict.passed:
-                return checked
+        checked = checks_decide(case)
+        if checked is not None:
+            return checked
         assert config is not None
-        job = judge_job(case, config, sample)
-        cache, mode = self.service.verdict_cache(), self.service.settings.cache
-        settled = settle_from_cache([job], cache, mode)[0]
-        if settled is not None:
-            return settled
-        budget = judge_budget(self.service.spending, case.request, job.benchmark, config, cache)
-        job = replace(job, budget=budget)
-        policy = RetryPolicy(
-            attempts=self.service.settings.attempts, timeout=config.settings.get("timeout", 60.0)
-        )
-        return await judge_uncached(job, slots, policy=policy, cache=cache, mode=mode)
+        job = judge_job(case.benchmark.code, case.case.id, case.request, config, sample, judge_once)
+        return await settle_or_judge_now(self.service, job, config, judge_once, slots)
 
     def close(self) -> list[str]:
         """Close the output cache; what it could not write."""
