@@ -3,10 +3,18 @@ three-judge panel behind a loopback OpenAI-compatible server, told apart by mode
 
 from __future__ import annotations
 
+import json
+import re
 import textwrap
+import threading
+from collections.abc import Iterator
+from dataclasses import replace
+from http.server import ThreadingHTTPServer
 from pathlib import Path
+from typing import Any
 
 import pytest
+from fake_openai import FakeOpenAI, _Handler, sent_text
 
 from pytest_llmjudge.suite import files as spec
 from pytest_llmjudge.suite.errors import SpecError
@@ -101,3 +109,159 @@ def test_run_options_ini_and_environment() -> None:
     for cli, problem in cases:
         with pytest.raises(ValueError, match=problem.replace("(", r"\(").replace(")", r"\)")):
             settings(cli, {}, {})
+
+
+# -- whole runs: three judges behind one loopback server, told apart by model name ----------------
+
+# The issue's 12 cases: 4 every judge passes, 4 only the second fails, 2 every judge fails, 2 the
+# first and third fail. Each judge fails an output that names it (or "all").
+KINDS = {"all-pass": "", "b-fails": "judge-b", "all-fail": "all", "ac-fail": "judge-a judge-c"}
+COUNTS = {"all-pass": 4, "b-fails": 4, "all-fail": 2, "ac-fail": 2}
+MEMBERS = ("judge-a", "judge-b", "judge-c")
+
+
+class PanelHandler(_Handler):
+    """Answers as the judge the request names: fail when the output names it or says ``all``."""
+
+    def _answer(self, fake: FakeOpenAI, auth: str | None, body: Any) -> None:
+        model = body["model"]
+        # the case's output (the system prompt's examples have theirs on one line)
+        found = re.search(r"<Output>\n(.*?)\n</Output>", sent_text(body), re.S)
+        output = found.group(1) if found else ""
+        if model == "judge-down":  # a member whose server refuses every request
+            super()._answer(replace(fake, status=400, error={"message": "no such model"}), auth, body)
+            return
+        passed = model not in output and "fails all" not in output
+        verdict = {"reason": f"{model} says {'fine' if passed else 'wrong'}", "pass": passed}
+        super()._answer(replace(fake, verdict=verdict), auth, body)
+
+
+@pytest.fixture
+def panel_server() -> Iterator[FakeOpenAI]:
+    fake = FakeOpenAI()
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), type("H", (PanelHandler,), {"fake": fake}))
+    threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+    fake.url, fake._httpd = f"http://127.0.0.1:{httpd.server_address[1]}", httpd
+    try:
+        yield fake
+    finally:
+        fake.stop()
+
+
+def issue_benchmark() -> str:
+    lines = []
+    for kind, count in COUNTS.items():
+        names = KINDS[kind].replace("all", "fails all")
+        lines += [f"  - {{id: {kind}-{i}, candidate_output: '{kind} {i} {names}'}}" for i in range(count)]
+    return (
+        "code: P1\nconcept: The output is right.\n"
+        "inclusion_criteria: Apply when there is output. Flag if it is wrong.\n"
+        "threshold: 0.5\ncases:\n" + "\n".join(lines) + "\n"
+    )
+
+
+def run_panel(pytester: pytest.Pytester, fake: FakeOpenAI, *args: str) -> pytest.RunResult:
+    return pytester.runpytest_subprocess(
+        "-p",
+        "no:cacheprovider",
+        "-p",
+        "no:syrupy",
+        f"--llmjudge-base-url={fake.url}/v1",
+        "--llmjudge-panel=" + ",".join(MEMBERS),
+        "--llmjudge-results=run.json",
+        "benchmarks",
+        *args,
+    )
+
+
+def calls(fake: FakeOpenAI) -> dict[str, int]:
+    return {m: sum(1 for r in fake.completions if r.body["model"] == m) for m in MEMBERS}
+
+
+def test_a_three_judge_panel_votes_caches_per_judge_and_reports_agreement(
+    pytester: pytest.Pytester, panel_server: FakeOpenAI
+) -> None:
+    pytester.makeini("[pytest]\n")
+    (pytester.path / "benchmarks").mkdir()
+    (pytester.path / "benchmarks" / "P1.yaml").write_text(issue_benchmark())
+
+    estimate = run_panel(pytester, panel_server, "--llmjudge-estimate").stdout.str()
+    assert "total: 36 calls" in estimate and not panel_server.completions  # 12 per judge, none made
+    assert re.search(r"P1 \(judge-b\S*\): 12 judge calls", estimate)
+
+    majority = run_panel(pytester, panel_server, "--llmjudge-html=report.html")
+    majority.assert_outcomes(passed=8 + 1, failed=4)  # and the prompt item
+    assert calls(panel_server) == {"judge-a": 12, "judge-b": 12, "judge-c": 12}  # 36 calls
+    out = majority.stdout.str()
+    assert re.search(r"judge-a\S*: passes 66\.7 % \(8 of 12\)", out)
+    assert re.search(r"judge-b\S*: passes 50\.0 % \(6 of 12\)", out)
+    assert re.search(r"judge-c\S*: passes 66\.7 % \(8 of 12\)", out)
+    assert "12 cases, 6 split, Fleiss' κ 0.30, effective judges 1.8 of 3" in out
+    assert "Cohen's κ: 1–2 0.00, 1–3 1.00, 2–3 0.00" in out
+    assert "12 verdict(s), 36 model call(s), 0 cache hit(s)" in out
+    assert "no price known for openai:judge-a@" in out and "no price known for panel" not in out
+    # a failing case's text shows every member's verdict and reason
+    assert "panel: 1 of 3 judges pass (majority)" in out and "judge-b says fine" in out
+
+    review = json.loads((pytester.path / ".llmjudge" / "review.json").read_text())["cases"]
+    split = sorted(entry["case"] for entry in review)
+    assert split == sorted([f"b-fails-{i}" for i in range(4)] + ["ac-fail-0", "ac-fail-1"])
+    reasons = [m["reason"] for m in review[0]["panel"]["members"]]
+    assert len(reasons) == 3 and all(" says " in r for r in reasons)
+
+    results = json.loads((pytester.path / "run.json").read_text())
+    cases = {c["id"]: c for c in results["benchmarks"][0]["cases"]}
+    members = cases["ac-fail-0"]["panel"]["members"]
+    assert [(m["model"].split("@")[0], m["pass"]) for m in members] == [
+        ("openai:judge-a", False),
+        ("openai:judge-b", True),
+        ("openai:judge-c", False),
+    ]
+
+    html = (pytester.path / "report.html").read_text()
+    assert '"decision"' in html and "judgesTable" in html  # each case's judges in its row
+
+    unanimous = run_panel(pytester, panel_server, "--llmjudge-panel-rule=unanimous")
+    unanimous.assert_outcomes(passed=4 + 1, failed=8)
+    assert len(panel_server.completions) == 36  # every member's verdict came from the cache
+
+    again = run_panel(pytester, panel_server)
+    again.assert_outcomes(passed=8 + 1, failed=4)
+    assert len(panel_server.completions) == 36
+    assert "12 verdict(s), 0 model call(s), 36 cache hit(s)" in again.stdout.str()
+
+
+def test_a_member_that_errors_is_shown_and_the_others_decide_unless_too_few_answer(
+    pytester: pytest.Pytester, panel_server: FakeOpenAI
+) -> None:
+    pytester.makeini("[pytest]\n")
+    (pytester.path / "benchmarks").mkdir()
+    head = (
+        "concept: The output is right.\n"
+        "inclusion_criteria: Apply when there is output. Flag if it is wrong.\ncases:\n"
+        "  - {id: fine, candidate_output: 'all good'}\n"
+        "  - {id: split, candidate_output: 'judge-b objects'}\n"
+    )
+    panel = "judge:\n  panel: [judge-a, judge-b, judge-down]\n"
+    (pytester.path / "benchmarks" / "P2.yaml").write_text("code: P2\n" + head + panel)
+    (pytester.path / "benchmarks" / "P3.yaml").write_text("code: P3\n" + head + panel + "  min_members: 3\n")
+    result = pytester.runpytest_subprocess(
+        "-p",
+        "no:cacheprovider",
+        "-p",
+        "no:syrupy",
+        f"--llmjudge-base-url={panel_server.url}/v1",
+        "-rA",
+        "benchmarks",
+    )
+    out = result.stdout.str()
+    # P2: the two that answered decide; their even split is uncertain (fails, goes to review)
+    assert "PASSED benchmarks/P2.yaml::P2::fine" in out
+    assert "FAILED benchmarks/P2.yaml::P2::split - uncertain, needs review: panel: 1 of 2" in out
+    assert "reason: panel: 1 of 2 judges pass (majority, 1 errored)" in out
+    assert re.search(r"judge-down\S*: ERROR http-400: .*no such model", out)
+    # P3: three must answer, two did: each case is an ERROR naming the member that failed
+    assert re.search(r"only 2 of 3 panel judges answered, 3 needed \(openai:judge-down\S*: http-400", out)
+    result.assert_outcomes(passed=2 + 1, failed=1, errors=2)  # P3's prompt item passes too
+    review = json.loads((pytester.path / ".llmjudge" / "review.json").read_text())["cases"]
+    assert [entry["case"] for entry in review] == ["split"]

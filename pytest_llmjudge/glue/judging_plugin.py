@@ -28,6 +28,7 @@ class JudgingPlugin:
     def service(self) -> JudgingService:
         """The judging service, created on first use (plain pytest runs never import it)."""
         if self._service is None:
+            from ..gating.panel_outcome import combine_panel
             from ..gating.repeats import combine_outcomes
             from ..pipeline.service import JudgingService
 
@@ -38,6 +39,7 @@ class JudgingPlugin:
                 lambda: config.hook.pytest_llmjudge_model(config=config),
                 partial(status_line, config),
                 combine=partial(combine_outcomes, settings=self.run.settings),
+                combine_panel=partial(combine_panel, settings=self.run.settings),
                 setup_errors_per_case=is_worker(config),
             )
         return self._service

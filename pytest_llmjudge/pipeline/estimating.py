@@ -41,6 +41,7 @@ def plan_calls(service: JudgingService, cases: Sequence[Any]) -> tuple[list[Plan
     pairwise case its own request); and the problems that keep cases from being estimated (no
     judge model), one line each."""
     from ..execution.cache import CacheError
+    from .panel import judged_as
 
     plans: dict[str, PlannedCalls] = {}
     problems: dict[str, None] = {}
@@ -49,12 +50,12 @@ def plan_calls(service: JudgingService, cases: Sequence[Any]) -> tuple[list[Plan
     except CacheError as exc:
         return [], [f"--llmjudge-cache-path: {exc}"]
     try:
-        for case in cases:
-            code = case.benchmark.code
-            plan = plans.setdefault(code, PlannedCalls(code))
-            problem = _plan_case(service, case, plan, cache)
-            if problem:
-                problems[problem] = None
+        for case in cases:  # a panel's case: each member's calls, under its own name
+            for index, (name, judged) in enumerate(judged_as(case.benchmark, case, service.settings)):
+                plan = plans.setdefault(name, PlannedCalls(name))
+                problem = _plan_case(service, judged, plan, cache, task=index == 0)
+                if problem:
+                    problems[problem] = None
     finally:
         if cache is not None:
             cache.close()
@@ -71,8 +72,11 @@ def _read_only_cache(service: JudgingService) -> VerdictCache | None:
     return VerdictCache(path, read_only=True)
 
 
-def _plan_case(service: JudgingService, case: Any, plan: PlannedCalls, cache: VerdictCache | None) -> str:
-    """Add ``case``'s calls to ``plan``; a problem that keeps it from being estimated, or ""."""
+def _plan_case(
+    service: JudgingService, case: Any, plan: PlannedCalls, cache: VerdictCache | None, task: bool = True
+) -> str:
+    """Add ``case``'s calls to ``plan`` (its task's too with ``task``: a panel's first member's);
+    a problem that keeps it from being estimated, or ""."""
     from ..models.models import ModelConfigError
     from .produce import produce_or_settle
     from .settle import checks_decide, sample_count
@@ -95,7 +99,8 @@ def _plan_case(service: JudgingService, case: Any, plan: PlannedCalls, cache: Ve
         request = case.recompile(with_output(case.case, output))
     elif task_output is not None and task_output.planned is not None:
         # judged on the output to come: counted as the placeholder's (or the baseline's)
-        _plan_task(service, task_output.planned, plan)
+        if task:
+            _plan_task(service, task_output.planned, plan)
         output = baseline.output if baseline is not None else output
     elif not pairwise and checks_decide(case) is not None:
         return ""  # its checks fail it: the judge is not asked

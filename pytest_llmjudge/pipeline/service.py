@@ -20,6 +20,7 @@ from ..models.judges import Judges, JudgeSetupError
 from ..suite.settings import RunSettings
 from .host import CaseToJudge, JudgedCase, ProducedCase
 from .pairwise_pipeline import PairwisePipeline
+from .panel import CombinePanel, PanelPipeline
 from .settle import Ask, checks_decide, sample_count, send, settle_or_judge
 from .task_pipeline import TaskPipeline
 
@@ -57,12 +58,14 @@ class JudgingService:
     scheduler: Scheduler[Outcome] | None = None
     # a case's samples (judged ``judge.repeats`` times) into its one outcome; None keeps sample 0
     combine: Callable[[Benchmark, list[Outcome]], Outcome] | None = None
+    combine_panel: CombinePanel | None = None  # a panel case's members' samples into its outcome
     setup_errors_per_case: bool = False  # see ``schedule``
     _repeats: dict[str, int] = field(default_factory=dict)
     _cache: VerdictCache | None = None
     judges: Judges = field(init=False)
     tasks: TaskPipeline = field(init=False)
     pairwise: PairwisePipeline = field(init=False)  # cases judged against a baseline output
+    panel: PanelPipeline = field(init=False)  # cases judged by a panel of judges
     spending: Spending = field(init=False)  # prices and the budget each call start asks
     estimating: bool = False  # ``--llmjudge-estimate``: nothing is scheduled, no model is called
 
@@ -71,6 +74,7 @@ class JudgingService:
         self.spending = Spending(self.settings)
         self.tasks = TaskPipeline(self)
         self.pairwise = PairwisePipeline(self)
+        self.panel = PanelPipeline(self, self.combine_panel)
 
     def task_cases(self, cases: Sequence[CaseToJudge]) -> list[CaseToJudge | ProducedCase]:
         """The cases not settled yet, each with its output: a stored one, or one the output cache
@@ -80,7 +84,9 @@ class JudgingService:
     # -- scheduling -------------------------------------------------------------------------
 
     def has(self, nodeid: str) -> bool:
-        return nodeid in self.outcomes or (self.scheduler is not None and self.scheduler.has(nodeid))
+        if nodeid in self.outcomes or self.panel.planned(nodeid):
+            return True
+        return self.scheduler is not None and self.scheduler.has(nodeid)
 
     def schedule(self, cases: Sequence[CaseToJudge]) -> None:
         """Settle what checks and the cache decide now; start judge calls for the rest. A run that
@@ -112,6 +118,7 @@ class JudgingService:
                 self.outcomes[case.nodeid] = checked
                 continue
             needs_judge.append(case)
+        needs_judge = self.panel.divert(needs_judge)  # each member judges on its own
         if not needs_judge:
             return
         judged: list[tuple[JudgedCase, JudgeConfig]] = []
@@ -160,6 +167,8 @@ class JudgingService:
         for case in cases:
             if self.has(case.nodeid) or case.benchmark.spec.evaluator_type in {"code", "manual_sme"}:
                 continue
+            if self.panel.panel_of(case.benchmark) is not None:
+                continue  # its members name their models
             try:
                 self.judges.config(case.benchmark)
             except LookupError:
@@ -237,6 +246,8 @@ class JudgingService:
         if case.nodeid not in self.outcomes:
             if not self.has(case.nodeid):
                 self.schedule([case])
+            if self.panel.planned(case.nodeid):
+                self.outcomes[case.nodeid] = self.panel.result(case)
             if case.nodeid not in self.outcomes:
                 self.outcomes[case.nodeid] = self._scheduler().result(case.nodeid)
         repeats = self._repeats.pop(case.nodeid, 1)

@@ -1,0 +1,172 @@
+"""Panel cases in the judging service: each member judges the case on its own, through the same
+cache, scheduler, slots, budget and retries as a single judge (``settle.settle_or_judge``).
+
+A member's call is the call a single judge of that model would make, cached under the same key
+(request, model, settings, sample): adding or removing a member reuses the others' verdicts, and
+a benchmark that had one of them as its single judge reuses that judge's. Repeats apply per
+member. The case's outcome (each member's samples reduced, then the panel's vote) is made by
+``combine``, which the glue hands in (``gating.panel_outcome.combine_panel``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
+
+from ..execution.samples import SAMPLE_SEPARATOR
+from ..judging.verdict import JudgeFailure, Outcome
+from ..models.judges import JudgeSetupError
+from ..suite.files import JudgeSettings
+from ..suite.settings import panel_for
+from .settle import Ask, sample_count, send, settle_or_judge
+
+if TYPE_CHECKING:
+    from ..compile.request import CompiledRequest
+    from ..execution.jobs import JudgeOnce
+    from ..models.config import JudgeConfig
+    from ..suite.files import Benchmark
+    from ..suite.panel_spec import Panel, PanelMember
+    from .host import Host, JudgedCase
+
+# each member's samples (in the panel's order) into the case's outcome: rule, min_members
+CombinePanel = Callable[["Benchmark", Sequence[Sequence[Outcome]], str, int], Outcome]
+
+
+def member_key(nodeid: str, member: int, sample: int) -> str:
+    """The name of one member's sample in the scheduler (``_SamplesOf`` keeps it with its case)."""
+    return f"{nodeid}{SAMPLE_SEPARATOR}member {member}.{sample}"
+
+
+def member_benchmark(benchmark: Benchmark, member: PanelMember) -> Benchmark:
+    """``benchmark`` as a single judge ``member`` would judge it: its model, and its own base URL
+    or the benchmark's (the run's, else), with every other judge setting kept."""
+    own = benchmark.spec.judge or JudgeSettings()
+    judge = own.model_copy(
+        update={"model": member.model, "base_url": member.base_url or own.base_url, "panel": None}
+    )
+    return replace(benchmark, spec=benchmark.spec.model_copy(update={"judge": judge}))
+
+
+@dataclass(frozen=True)
+class MemberCase:
+    """A panel case as one member judges it: the case, with the member's benchmark (the estimate
+    plans each member's calls as a single judge's)."""
+
+    item: Any  # the case as the glue hands it over (its ``case`` is the file's case)
+    benchmark: Benchmark
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.item, name)
+
+
+def judged_as(benchmark: Benchmark, case: Any, settings: Any) -> list[tuple[str, Any]]:
+    """Who judges ``case``, each with the name its calls are estimated under: the case itself
+    under its benchmark's code for a single judge; per member of a panel, ``CODE (MEMBER)`` and
+    the case as that member judges it."""
+    try:
+        panel = panel_for(benchmark, settings)
+    except ValueError:
+        panel = None  # the run reports it (a setup error) before any call
+    if panel is None:
+        return [(benchmark.code, case)]
+    return [
+        (f"{benchmark.code} ({member.label})", MemberCase(case, member_benchmark(benchmark, member)))
+        for member in panel.members
+    ]
+
+
+@dataclass
+class _Plan:
+    panel: Panel
+    keys: list[list[str]] = field(default_factory=list)  # per member, per sample
+    setup: dict[int, Outcome] = field(default_factory=dict)  # members that cannot judge at all
+
+
+class PanelPipeline:
+    def __init__(self, host: Host, combine: CombinePanel | None) -> None:
+        self.host = host
+        self.combine = combine
+        self._plans: dict[str, _Plan] = {}
+
+    def panel_of(self, benchmark: Benchmark) -> Panel | None:
+        """``benchmark``'s panel, None for a single judge; ``JudgeSetupError`` when its
+        ``min_members`` exceeds the run's panel."""
+        try:
+            return panel_for(benchmark, self.host.settings)
+        except ValueError as exc:
+            raise JudgeSetupError(f"{benchmark.location}: {exc}") from None
+
+    def planned(self, nodeid: str) -> bool:
+        return nodeid in self._plans
+
+    def divert(self, cases: Sequence[JudgedCase]) -> list[JudgedCase]:
+        """Start the member calls of the panel cases among ``cases`` (the cache settles what it
+        can); the others, for the single-judge path."""
+        from ..judging.llmjudge import judge_once
+
+        rest: list[JudgedCase] = []
+        asks: list[Ask] = []
+        for case in cases:
+            panel = self.panel_of(case.benchmark)
+            if panel is None:
+                rest.append(case)
+            elif case.nodeid not in self._plans:
+                asks += self._plan(case, panel, judge_once)
+        if asks:
+            settled_now, pending = settle_or_judge(self.host, asks, judge_once)
+            for ask, settled in zip(asks, settled_now, strict=True):
+                if settled is not None:
+                    self.host.outcomes[ask.key] = settled
+            send(self.host, pending)
+        return rest
+
+    def _plan(self, case: JudgedCase, panel: Panel, kind: JudgeOnce[CompiledRequest]) -> list[Ask]:
+        from ..execution.jobs import judge_job
+
+        plan = self._plans[case.nodeid] = _Plan(panel)
+        samples = sample_count(case.benchmark, self.host.settings)
+        asks = []
+        for index, member in enumerate(panel.members):
+            plan.keys.append([])
+            try:
+                config = self._config(case.benchmark, member)
+            except JudgeSetupError as exc:
+                failure = JudgeFailure("judge-setup", str(exc))
+                plan.setup[index] = Outcome(None, failure, member.label, attempts=0)
+                continue
+            for sample in range(samples):
+                key = member_key(case.nodeid, index, sample)
+                job = judge_job(case.benchmark.code, case.case.id, case.request, config, sample, kind)
+                asks.append(Ask(key, job, config))
+                plan.keys[index].append(key)
+        return asks
+
+    def _config(self, benchmark: Benchmark, member: PanelMember) -> JudgeConfig:
+        from ..models.models import ModelConfigError
+
+        try:
+            return self.host.judges.config(member_benchmark(benchmark, member))
+        except ModelConfigError as exc:
+            raise JudgeSetupError(f"{benchmark.location}: panel judge {member.label}: {exc}") from None
+
+    def result(self, case: JudgedCase) -> Outcome:
+        """The case's outcome once every member's samples are in (waiting for those still running)."""
+        plan = self._plans.pop(case.nodeid)
+        members: list[list[Outcome]] = []
+        for index, keys in enumerate(plan.keys):
+            if index in plan.setup:
+                members.append([plan.setup[index]])
+                continue
+            members.append([self._sample(key) for key in keys])
+        if self.combine is None:
+            return members[0][0]
+        return self.combine(case.benchmark, members, plan.panel.rule, plan.panel.min_members)
+
+    def _sample(self, key: str) -> Outcome:
+        outcomes = self.host.outcomes
+        if key in outcomes:
+            return outcomes.pop(key)
+        scheduler = self.host.scheduler
+        assert scheduler is not None, f"{key} was neither settled nor scheduled"
+        return scheduler.result(key)
