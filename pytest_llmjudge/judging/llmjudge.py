@@ -15,7 +15,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field, StrictBool, ValidationError
-from pydantic_ai import capture_run_messages, models
+from pydantic_ai import models
 from pydantic_ai.messages import (
     ModelMessage,
     ModelRequest,
@@ -34,6 +34,7 @@ from ..models.batching import send
 from ..models.classify import classify
 from ..models.config import JudgeConfig, RequestTemplate
 from ..models.identity import answered_by
+from .agent_call import billed_run
 from .one_voice import OneVoiceModel
 from .sent_text import output_schemas, sent_text
 from .verdict import JudgeFailure, Usage, Verdict
@@ -227,24 +228,18 @@ async def _judge_text(request: CompiledRequest, config: JudgeConfig) -> tuple[Ve
     """Chain-of-thought styles: the judge reasons in text and the verdict is read from it."""
     from .verdict_text import parse_verdict
 
-    cause: Exception | None = None
-    with capture_run_messages() as sent:
-        try:
-            result = await _agent(request).run(
-                user_prompt(request),
-                model=OneVoiceModel(config.model, request.prompt_style),
-                model_settings=config.settings,
-                output_type=str,
-                instructions=request.instructions or None,
-            )
-        except Exception as exc:
-            cause = exc
-    if cause is not None:  # (raised out here: the context manager cannot set a frozen traceback)
-        raise _billed(classify(cause), config, sent) from cause
-    messages = result.all_messages()
-    usage = _run_usage(config, messages, result.usage.requests, len(sent_text(messages[:1], [])))
-    finish = getattr(result.response, "finish_reason", None)
-    parsed = parse_verdict(result.output, finish_reason=finish)
+    ran = await billed_run(
+        _agent(request),
+        user_prompt(request),
+        config,
+        OneVoiceModel(config.model, request.prompt_style),
+        lambda messages: len(sent_text(messages[:1], [])),
+        output_type=str,
+        instructions=request.instructions or None,
+    )
+    messages, usage = ran.messages, ran.usage
+    finish = getattr(ran.response, "finish_reason", None)
+    parsed = parse_verdict(ran.output, finish_reason=finish)
     if parsed.verdict is None:
         error = parsed.error
         kind = error.type if error else "format_error"
@@ -259,44 +254,20 @@ async def _run_agent(
     request: CompiledRequest, config: JudgeConfig, history: list[ModelMessage], request_chars: int = 0
 ) -> tuple[Verdict, Usage]:
     """The agent's run, from the start or (``history``) from the first request and its response."""
-    cause: Exception | None = None
-    with capture_run_messages() as sent:
-        try:
-            result = await _agent(request).run(
-                None if history else user_prompt(request),
-                message_history=history or None,
-                model=OneVoiceModel(config.model, request.prompt_style),
-                model_settings=config.settings,
-                output_type=JudgeVerdict,
-                instructions=request.instructions or None,
-                retries=OUTPUT_RETRIES,
-            )
-        except Exception as exc:
-            cause = exc
-    if cause is not None:  # (raised out here: the context manager cannot set a frozen traceback)
-        raise _billed(classify(cause), config, sent) from cause
-    # the history's response (sent before this run) counts: every response in the messages is one
-    requests = result.usage.requests + (1 if history else 0)
-    messages = result.all_messages()
-    return _verdict(result.output, messages), _run_usage(config, messages, requests, request_chars)
-
-
-def _responses(messages: Sequence[ModelMessage]) -> list[Any]:
-    return [m for m in messages if isinstance(m, ModelResponse)]
-
-
-def _run_usage(config: JudgeConfig, messages: Sequence[ModelMessage], requests: int, chars: int) -> Usage:
-    """The usage of an agent run's responses, each priced on its own."""
-    return priced_usage(config.price, _responses(messages), requests, chars)
-
-
-def _billed(failure: JudgeFailure, config: JudgeConfig, sent: Sequence[ModelMessage]) -> JudgeFailure:
-    """``failure`` carrying the usage of the responses the run had before it failed: they are
-    billed too."""
-    responses = _responses(sent)
-    if failure.usage is not None or not responses:
-        return failure
-    return replace(failure, usage=priced_usage(config.price, responses))
+    ran = await billed_run(
+        _agent(request),
+        None if history else user_prompt(request),
+        config,
+        OneVoiceModel(config.model, request.prompt_style),
+        lambda _: request_chars,
+        # the history's response (sent before this run) counts: every response in the messages is one
+        earlier_requests=1 if history else 0,
+        message_history=history or None,
+        output_type=JudgeVerdict,
+        instructions=request.instructions or None,
+        retries=OUTPUT_RETRIES,
+    )
+    return _verdict(ran.output, ran.messages), ran.usage
 
 
 def _verdict(out: JudgeVerdict, messages: Sequence[ModelMessage]) -> Verdict:

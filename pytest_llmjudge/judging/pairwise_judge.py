@@ -16,14 +16,14 @@ from dataclasses import replace
 from typing import Any
 
 from pydantic_ai import Agent
-from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart
-from pydantic_ai.models.function import AgentInfo, FunctionModel
+from pydantic_ai.messages import ModelMessage
+from pydantic_ai.models.function import AgentInfo
 
 from ..compile.pairwise import PairwiseRequest, pairwise_user_prompt, render_pairwise_messages
-from ..cost.spending import priced_usage
 from ..models.classify import classify
 from ..models.config import JudgeConfig
 from ..models.identity import answered_by
+from .agent_call import billed, billed_run, stand_in
 from .llmjudge import OUTPUT_RETRIES
 from .pairwise_verdict import PairwiseAnswer, PairwiseVerdict
 from .rendering import run_sync
@@ -31,6 +31,7 @@ from .verdict import JudgeFailure, Usage
 from .verdict_text import strip_reasoning
 
 AGENT_NAME = "pairwise_judge"
+SNAPSHOT_ANSWER = {"winner": "tie", "reason": "snapshot"}  # what the stand-in model answers
 _AGENTS: dict[str, Agent[None, Any]] = {}  # system prompt -> its agent (one per prompt style)
 
 
@@ -52,27 +53,27 @@ async def judge_pair_once(request: PairwiseRequest, config: JudgeConfig) -> tupl
 
 
 async def _judge_pair(request: PairwiseRequest, config: JudgeConfig) -> tuple[PairwiseVerdict, Usage]:
-    text = request.prompt_style != "no_reasoning"
-    output_type: Any = str if text else PairwiseAnswer
-    result = await _agent(request).run(
+    from .sent_text import sent_text
+
+    schemas = [json.dumps(dict(schema)) for _, schema in output_tools(request)]
+    ran = await billed_run(
+        _agent(request),
         pairwise_user_prompt(request),
-        model=config.model,
-        model_settings=config.settings,
-        output_type=output_type,
+        config,
+        config.model,
+        lambda messages: len(sent_text(messages[:1], schemas)),
+        output_type=str if request.prompt_style != "no_reasoning" else PairwiseAnswer,
         instructions=request.instructions or None,
         retries=OUTPUT_RETRIES,
     )
-    # each response priced on its own (``spending.priced_usage``), as a single request's are; a
-    # response without usage is counted from the characters sent (the first request's) and answered
-    from .sent_text import sent_text
-
-    messages = result.all_messages()
-    responses = [m for m in messages if isinstance(m, ModelResponse)]
-    chars = len(sent_text(messages[:1], [json.dumps(dict(schema)) for _, schema in output_tools(request)]))
-    spent = priced_usage(config.price, responses, result.usage.requests, chars)
-    answer = result.output.to_verdict() if isinstance(result.output, PairwiseAnswer) else None
-    answer = answer or read_pairwise_text(str(result.output))
-    return replace(answer, answered=answered_by(messages)), spent
+    if isinstance(ran.output, PairwiseAnswer):
+        answer = ran.output.to_verdict()
+    else:
+        try:
+            answer = read_pairwise_text(str(ran.output))
+        except JudgeFailure as failure:  # an answer that cannot be read was made, and is billed
+            raise billed(failure, ran.usage) from None
+    return replace(answer, answered=answered_by(ran.messages)), ran.usage
 
 
 def read_pairwise_text(text: str | None) -> PairwiseVerdict:
@@ -99,13 +100,6 @@ def read_pairwise_text(text: str | None) -> PairwiseVerdict:
         raise JudgeFailure("invalid_value", str(exc), True) from None
 
 
-def _snapshot_answer(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
-    args = {"winner": "tie", "reason": "snapshot"}
-    if info.output_tools:
-        return ModelResponse(parts=[ToolCallPart(info.output_tools[0].name, args)])
-    return ModelResponse(parts=[TextPart(json.dumps(args))])
-
-
 _TOOLS: dict[str, list[tuple[str, Mapping[str, Any]]]] = {}  # style -> the output tools sent
 
 
@@ -116,14 +110,13 @@ def output_tools(request: PairwiseRequest) -> list[tuple[str, Mapping[str, Any]]
     if style not in _TOOLS:
         seen: list[tuple[str, Mapping[str, Any]]] = []
 
-        def capture(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        def capture(messages: list[ModelMessage], info: AgentInfo) -> None:
             seen.extend((t.name, t.parameters_json_schema) for t in info.output_tools)
-            return _snapshot_answer(messages, info)
 
         run_sync(
             _agent(request).run(
                 pairwise_user_prompt(request),
-                model=FunctionModel(capture, model_name="snapshot"),
+                model=stand_in(SNAPSHOT_ANSWER, capture),
                 output_type=str if style != "no_reasoning" else PairwiseAnswer,
                 instructions=request.instructions or None,
             )

@@ -10,12 +10,13 @@ import json
 from collections.abc import Coroutine
 from typing import Any, TypeVar
 
-from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, TextPart, ToolCallPart
-from pydantic_ai.models.function import AgentInfo, FunctionModel
+from pydantic_ai.messages import ModelMessage, ModelRequest
+from pydantic_ai.models.function import AgentInfo
 from pydantic_ai.tools import ToolDefinition
 
 from ..compile.request import CompiledRequest
 from ..models.config import RequestTemplate
+from .agent_call import stand_in
 from .llmjudge import (
     JudgeVerdict,
     _agent,
@@ -26,15 +27,8 @@ from .llmjudge import (
 from .one_voice import OneVoiceModel
 from .sent_text import sent_text
 
-
-def _snapshot_answer(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
-    args = {"reason": "snapshot", "pass": True}
-    if info.output_tools:
-        return ModelResponse(parts=[ToolCallPart(info.output_tools[0].name, args)])
-    return ModelResponse(parts=[TextPart(json.dumps(args))])
-
-
-_SNAPSHOT_MODEL = FunctionModel(_snapshot_answer, model_name="snapshot")
+SNAPSHOT_ANSWER = {"reason": "snapshot", "pass": True}  # what the stand-in model answers
+_SNAPSHOT_MODEL = stand_in(SNAPSHOT_ANSWER)
 _SNAPSHOT_TEMPLATES: dict[tuple[str, str], tuple[RequestTemplate, list[ToolDefinition]] | None] = {}
 
 
@@ -87,12 +81,11 @@ def _sent(request: CompiledRequest) -> tuple[list[ModelMessage], list[ToolDefini
 def _through_agent(request: CompiledRequest) -> tuple[list[ModelMessage], list[ToolDefinition]]:
     captured: dict[str, Any] = {}
 
-    def capture(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+    def capture(messages: list[ModelMessage], info: AgentInfo) -> None:
         captured["messages"] = messages
         captured["info"] = info
-        return _snapshot_answer(messages, info)
 
-    model = FunctionModel(capture, model_name="snapshot")
+    model = stand_in(SNAPSHOT_ANSWER, capture)
     prompt = user_prompt(request)
     run_sync(
         _agent(request).run(
