@@ -265,3 +265,26 @@ def test_a_member_that_errors_is_shown_and_the_others_decide_unless_too_few_answ
     result.assert_outcomes(passed=2 + 1, failed=1, errors=2)  # P3's prompt item passes too
     review = json.loads((pytester.path / ".llmjudge" / "review.json").read_text())["cases"]
     assert [entry["case"] for entry in review] == ["split"]
+
+
+def test_a_panel_benchmark_whose_task_must_run_first_says_how_to_judge_it(
+    pytester: pytest.Pytester, panel_server: FakeOpenAI
+) -> None:
+    pytester.makeini("[pytest]\n")
+    (pytester.path / "app").mkdir()
+    (pytester.path / "app" / "__init__.py").write_text("")
+    (pytester.path / "app" / "produce.py").write_text("def run(inputs):\n    return 'made'\n")
+    (pytester.path / "benchmarks").mkdir()
+    (pytester.path / "benchmarks" / "P4.yaml").write_text(
+        "code: P4\nconcept: The output is right.\n"
+        "inclusion_criteria: Apply when there is output. Flag if it is wrong.\n"
+        "task: app.produce:run\ncases:\n  - {id: c0, inputs: {q: 1}}\n"
+        "judge:\n  panel: [judge-a, judge-b]\n"
+    )
+    args = ("-p", "no:cacheprovider", "-p", "no:syrupy", f"--llmjudge-base-url={panel_server.url}/v1")
+    result = pytester.runpytest_subprocess(*args, "benchmarks")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(
+        ["*benchmarks/P4.yaml:1:1: P4 is judged by a panel*Run it once with one judge*"]
+    )
+    assert "Traceback" not in result.stderr.str() and not panel_server.completions

@@ -48,6 +48,15 @@ def member_benchmark(benchmark: Benchmark, member: PanelMember) -> Benchmark:
     return replace(benchmark, spec=benchmark.spec.model_copy(update={"judge": judge}))
 
 
+def task_first(benchmark: Benchmark) -> str:
+    """Why a panel benchmark's case whose task must run first cannot be judged in this run."""
+    return (
+        f"{benchmark.location}: {benchmark.code} is judged by a panel, which judges outputs that exist "
+        "when the run starts (in the case file or the task output cache); its task has not produced "
+        "them yet. Run it once with one judge (--llmjudge-model), then the panel judges the stored outputs"
+    )
+
+
 @dataclass(frozen=True)
 class MemberCase:
     """A panel case as one member judges it: the case, with the member's benchmark (the estimate

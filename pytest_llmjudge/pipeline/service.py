@@ -20,7 +20,7 @@ from ..models.judges import Judges, JudgeSetupError
 from ..suite.settings import RunSettings
 from .host import CaseToJudge, JudgedCase, ProducedCase
 from .pairwise_pipeline import PairwisePipeline
-from .panel import CombinePanel, PanelPipeline
+from .panel import CombinePanel, PanelPipeline, task_first
 from .settle import Ask, checks_decide, sample_count, send, settle_or_judge
 from .task_pipeline import TaskPipeline
 
@@ -193,6 +193,8 @@ class JudgingService:
         """The judge of ``case``'s benchmark, or ``JudgeSetupError`` saying why there is none."""
         from ..models.models import ModelConfigError
 
+        if self.panel.panel_of(case.benchmark) is not None:  # asked before a task runs
+            raise JudgeSetupError(task_first(case.benchmark))
         try:
             return self.judges.config(case.benchmark)
         except LookupError:
