@@ -152,7 +152,11 @@ def issue_benchmark() -> str:
     lines = []
     for kind, count in COUNTS.items():
         names = KINDS[kind].replace("all", "fails all")
-        lines += [f"  - {{id: {kind}-{i}, candidate_output: '{kind} {i} {names}'}}" for i in range(count)]
+        label = "fail" if kind.endswith("fail") else "pass"  # the second judge is wrong on b-fails
+        lines += [
+            f"  - {{id: {kind}-{i}, candidate_output: '{kind} {i} {names}', label: {label}}}"
+            for i in range(count)
+        ]
     return (
         "code: P1\nconcept: The output is right.\n"
         "inclusion_criteria: Apply when there is output. Flag if it is wrong.\n"
@@ -198,6 +202,10 @@ def test_a_three_judge_panel_votes_caches_per_judge_and_reports_agreement(
     assert re.search(r"judge-c\S*: passes 66\.7 % \(8 of 12\)", out)
     assert "12 cases, 6 split, Fleiss' κ 0.30, effective judges 1.8 of 3" in out
     assert "Cohen's κ: 1–2 0.00, 1–3 1.00, 2–3 0.00" in out
+    labels = (
+        "members against 12 human labels: 1. TPR 1.00 TNR 1.00, 2. TPR 0.50 TNR 0.50, 3. TPR 1.00 TNR 1.00"
+    )
+    assert labels in out  # the weak member shows
     assert "12 verdict(s), 36 model call(s), 0 cache hit(s)" in out
     assert "no price known for openai:judge-a@" in out and "no price known for panel" not in out
     # a failing case's text shows every member's verdict and reason

@@ -99,6 +99,39 @@ def _member(outcome: Outcome) -> MemberRecord:
     )
 
 
+@dataclass(frozen=True)
+class MemberCalibration:
+    """One member against human labels: TPR over the human-pass cases it answered, TNR over the
+    human-fail ones (None without any)."""
+
+    model: str
+    labelled: int
+    tpr: float | None
+    tnr: float | None
+
+
+def member_calibration(labelled: Sequence[tuple[PanelRecord, str]]) -> list[MemberCalibration]:
+    """Each member's agreement with the human label of each labelled case (``pass`` or ``fail``),
+    so a weak member of a panel shows."""
+    names: list[str] = []
+    for record, _ in labelled:
+        names += [m.model for m in record.members if m.model not in names]
+    found = []
+    for name in names:
+        votes = [
+            (m.passed, label)
+            for record, label in labelled
+            for m in record.members
+            if m.model == name and m.passed is not None
+        ]
+        positives = [passed for passed, label in votes if label == "pass"]
+        negatives = [not passed for passed, label in votes if label == "fail"]
+        tpr = sum(positives) / len(positives) if positives else None
+        tnr = sum(negatives) / len(negatives) if negatives else None
+        found.append(MemberCalibration(name, len(votes), tpr, tnr))
+    return found
+
+
 def benchmark_agreement(panels: Iterable[PanelRecord]) -> PanelAgreement | None:
     """The agreement of a benchmark's panel over its cases' records; None without any. Members are
     told apart by model, in the order the cases name them."""

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..gating.panel_agreement import PanelAgreement
-from ..gating.panel_records import PanelRecord, benchmark_agreement
+from ..gating.panel_records import PanelRecord, benchmark_agreement, member_calibration
 from ..gating.records import CaseRecord
 
 
@@ -39,16 +39,36 @@ def agreement_lines(code: str, first: PanelRecord, stats: PanelAgreement) -> lis
     return lines
 
 
+def calibration_line(labelled: list[tuple[PanelRecord, str]], number: dict[str, int]) -> str:
+    """``members against human labels: 1. TPR 0.75 TNR 1.00, …`` (the panel's own TPR/TNR are in
+    the calibration table, as a single judge's)."""
+    parts = [
+        f"{number.get(c.model, '?')}. TPR {_number(c.tpr)} TNR {_number(c.tnr)}"
+        for c in member_calibration(labelled)
+    ]
+    return f"  members against {len(labelled)} human labels: {', '.join(parts)}"
+
+
 def panel_lines(records: Sequence[CaseRecord]) -> list[str]:
-    """The lines of every benchmark a panel judged (none when no panel judged anything);
-    calibration cases are left out, as from the gate."""
-    by_benchmark: dict[str, list[PanelRecord]] = {}
+    """The lines of every benchmark a panel judged (none when no panel judged anything):
+    agreement over its gated cases, each member against the human labels of its labelled ones."""
+    gated: dict[str, list[PanelRecord]] = {}
+    labelled: dict[str, list[tuple[PanelRecord, str]]] = {}
     for record in records:
-        if record.panel is not None and not record.calibration:
-            by_benchmark.setdefault(record.benchmark, []).append(record.panel)
+        if record.panel is None:
+            continue
+        if not record.calibration:
+            gated.setdefault(record.benchmark, []).append(record.panel)
+        if record.case_label in ("pass", "fail"):
+            labelled.setdefault(record.benchmark, []).append((record.panel, record.case_label))
     lines: list[str] = []
-    for code, panels in by_benchmark.items():
+    for code in dict.fromkeys([*gated, *labelled]):
+        panels = gated.get(code) or [panel for panel, _ in labelled[code]]
         stats = benchmark_agreement(panels)
-        if stats is not None:
-            lines += agreement_lines(code, panels[0], stats)
+        if stats is None:
+            continue
+        lines += agreement_lines(code, panels[0], stats)
+        if code in labelled:
+            number = {name: index for index, name in enumerate(stats.members, start=1)}
+            lines.append(calibration_line(labelled[code], number))
     return lines

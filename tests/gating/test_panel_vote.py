@@ -11,6 +11,7 @@ from pytest_llmjudge.gating.panel_agreement import (
     fleiss_kappa,
     panel_agreement,
 )
+from pytest_llmjudge.gating.panel_records import MemberRecord, PanelRecord, member_calibration
 
 P, F, E = True, False, None
 
@@ -108,6 +109,16 @@ def test_effective_judges_bounds() -> None:
     assert effective_judges(4, 1.0) == 1
     assert effective_judges(4, -0.5) == 4  # anti-correlated votes are not worth more than n
     assert effective_judges(9, 0.5) == pytest.approx(1.8)  # 9 / (1 + 8 × 0.5)
+
+
+def test_each_member_against_human_labels() -> None:
+    def record(*votes: bool | None) -> PanelRecord:
+        members = tuple(MemberRecord(name, vote) for name, vote in zip("abc", votes, strict=True))
+        return PanelRecord("majority", 2, "pass", False, members)
+
+    labelled = [(record(P, F, P), "pass"), (record(P, P, E), "pass"), (record(F, P, F), "fail")]
+    found = {c.model: (c.labelled, c.tpr, c.tnr) for c in member_calibration(labelled)}
+    assert found == {"a": (3, 1.0, 1.0), "b": (3, 0.5, 0.0), "c": (2, 1.0, 1.0)}
 
 
 def test_votes_must_match_members() -> None:
