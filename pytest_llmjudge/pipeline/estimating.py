@@ -12,7 +12,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..cost.spending import DEFAULT_TASK_OUTPUT_TOKENS
 from ..execution.projection import judge_tokens
 
 if TYPE_CHECKING:
@@ -152,15 +151,7 @@ def _plan_task(service: JudgingService, planned: Planned, plan: PlannedCalls) ->
     task = planned.built.task
     if planned.request is None or not isinstance(task, ModelTask) or service.settings.task_cache == "replay":
         return
-    step = service.tasks.step
     plan.task = task.label
     if plan.task_tokens is None:
-        plan.task_tokens = service.spending.model_tokens(
-            planned.benchmark,
-            task.label,
-            step.price(planned),
-            default_output=DEFAULT_TASK_OUTPUT_TOKENS,
-            max_tokens=task.model_settings().get("max_tokens"),
-            outputs=lambda: step.output_history(planned.benchmark, task.label),
-        )
+        plan.task_tokens = service.tasks.step.tokens(planned, service.spending)
     plan.task_requests.append(messages_text(planned.request.messages))

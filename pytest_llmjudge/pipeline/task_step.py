@@ -24,6 +24,7 @@ from ..tasks.task_errors import user_frames
 if TYPE_CHECKING:
     from ..cost.pricing import Price
     from ..cost.spending import CallBudget, Spending
+    from ..cost.tokens import ModelTokens
     from ..execution.scheduler import Slots
     from ..suite.files import Case
     from ..tasks.build import BuiltTask
@@ -241,12 +242,21 @@ class TaskStep:
         spending = self.spending
         if spending is None or spending.limit is None or planned.request is None:
             return None
-        from ..cost.spending import DEFAULT_TASK_OUTPUT_TOKENS, TASK_BUDGET_KIND
-        from ..tasks.model_task import ModelTask, messages_text
+        from ..cost.spending import TASK_BUDGET_KIND
+        from ..tasks.model_task import messages_text
+
+        tokens = self.tokens(planned, spending)
+        return spending.call_budget(tokens, messages_text(planned.request.messages), TASK_BUDGET_KIND)
+
+    def tokens(self, planned: Planned, spending: Spending) -> ModelTokens:
+        """The tokens a model task's call is projected to use: its price, its ``max_tokens`` and
+        the lengths of its stored answers."""
+        from ..cost.spending import DEFAULT_TASK_OUTPUT_TOKENS
+        from ..tasks.model_task import ModelTask
 
         task = planned.built.task
         assert isinstance(task, ModelTask)
-        tokens = spending.model_tokens(
+        return spending.model_tokens(
             planned.benchmark,
             task.label,
             self.price(planned),
@@ -254,7 +264,6 @@ class TaskStep:
             max_tokens=task.model_settings().get("max_tokens"),
             outputs=lambda: self.output_history(planned.benchmark, task.label),
         )
-        return spending.call_budget(tokens, messages_text(planned.request.messages), TASK_BUDGET_KIND)
 
     def _output_cache(self) -> OutputCache | None:
         """The produced-output table, opened on first use; None with ``--llmjudge-task-cache=off``
