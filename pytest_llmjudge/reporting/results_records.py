@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from ..cost.budget import REACHED
+from ..gating.panel_records import MemberRecord, PanelRecord
 from ..gating.records import (
     CaseRecord,
     JudgeFacts,
@@ -16,7 +17,7 @@ from ..gating.records import (
     RequestText,
     SampleRecord,
 )
-from .results_model import Benchmark, Case, ResultsFile, Sample
+from .results_model import Benchmark, Case, PanelCase, ResultsFile, Sample
 
 
 @dataclass(frozen=True)
@@ -100,7 +101,19 @@ def _record(benchmark: Benchmark, judge: JudgeFacts | None, case: Case | None) -
         cost_usd=case.cost_usd,
         saved_usd=case.saved_usd,
         budget_stopped=case.result == "error" and REACHED in case.reason,
+        panel=None if case.panel is None else _panel(case.panel),
     )
+
+
+def _panel(panel: PanelCase) -> PanelRecord:
+    """A panel case's members as the run recorded them (their cost is in the case's)."""
+    members = tuple(
+        MemberRecord(
+            m.model, m.pass_, m.reason, m.error, m.cached, m.samples, m.input_tokens, m.output_tokens
+        )
+        for m in panel.members
+    )
+    return PanelRecord(panel.rule, panel.min_members, panel.decision, panel.split, members)
 
 
 def _sample(sample: Sample) -> SampleRecord:
