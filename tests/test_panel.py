@@ -221,6 +221,9 @@ def test_a_three_judge_panel_votes_caches_per_judge_and_reports_agreement(
     assert len(reasons) == 3 and all(" says " in r for r in reasons)
 
     results = json.loads((pytester.path / "run.json").read_text())
+    agreement = results["benchmarks"][0]["panel"]
+    assert [m["passes"] for m in agreement["members"]] == [8, 6, 8] and agreement["split_cases"] == 6
+    assert round(agreement["fleiss_kappa"], 4) == 0.2987 and round(agreement["effective_judges"], 2) == 1.8
     cases = {c["id"]: c for c in results["benchmarks"][0]["cases"]}
     members = cases["ac-fail-0"]["panel"]["members"]
     assert [(m["model"].split("@")[0], m["pass"]) for m in members] == [

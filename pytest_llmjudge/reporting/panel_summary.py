@@ -10,6 +10,8 @@ panel of P1 (majority, 2 of 3 must answer): 12 cases, 6 split, Fleiss' κ 0.30, 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import asdict
+from typing import Any
 
 from ..gating.panel_agreement import PanelAgreement
 from ..gating.panel_records import PanelRecord, benchmark_agreement, member_calibration
@@ -72,3 +74,29 @@ def panel_lines(records: Sequence[CaseRecord]) -> list[str]:
             number = {name: index for index, name in enumerate(stats.members, start=1)}
             lines.append(calibration_line(labelled[code], number))
     return lines
+
+
+def panel_object(records: Sequence[CaseRecord]) -> dict[str, Any] | None:
+    """A results-file benchmark's ``panel``: the agreement over its gated cases; None without a panel."""
+    stats = benchmark_agreement([r.panel for r in records if r.panel is not None and not r.calibration])
+    if stats is None:
+        return None
+    return {
+        "cases": stats.cases,
+        "split_cases": stats.split_cases,
+        "members": [
+            {
+                "model": r.member,
+                "passes": r.passes,
+                "answered": r.answered,
+                "errors": r.errors,
+                "pass_rate": r.rate,
+            }
+            for r in stats.rates
+        ],
+        "pairs": [asdict(pair) for pair in stats.pairs],
+        "fleiss_kappa": stats.fleiss_kappa,
+        "fleiss_cases": stats.fleiss_cases,
+        "mean_correlation": stats.mean_correlation,
+        "effective_judges": stats.effective_judges,
+    }

@@ -348,6 +348,36 @@ class PairwiseBenchmark(_Strict):
     unpaired_cases: UnpairedCases
 
 
+class PanelMemberRate(_Strict):
+    model: str
+    passes: Count
+    answered: Count
+    errors: Count
+    pass_rate: Rate
+
+
+class PanelPair(_Strict):
+    first: str
+    second: str
+    cases: Count = Field(description="Cases both answered.")
+    agreed: Count
+    kappa: float | None = Field(description="Cohen's kappa; null where undefined (every vote alike).")
+    correlation: float | None = Field(description="Pearson's phi of their 0/1 votes; null where undefined.")
+
+
+class PanelBenchmark(_Strict):
+    cases: Count
+    split_cases: Count
+    members: list[PanelMemberRate]
+    pairs: list[PanelPair]
+    fleiss_kappa: float | None
+    fleiss_cases: Count = Field(description="Cases every member answered (Fleiss' kappa's).")
+    mean_correlation: float | None
+    effective_judges: float | None = Field(
+        description="n / (1 + (n - 1) * mean_correlation), the correlation clipped to [0, 1]."
+    )
+
+
 class TrustMinimums(_Strict):
     min_tpr: Rate
     min_tnr: Rate
@@ -390,6 +420,11 @@ class Benchmark(_Strict):
     )
     cost: Cost | None = Field(
         None, description="What the benchmark's calls cost. Absent in files of earlier versions."
+    )
+    panel: PanelBenchmark | None = Field(
+        None,
+        description="A panel of judges: each member's pass rate and how the members agreed over the "
+        "gated cases; null for one judge, absent in files of earlier versions.",
     )
 
 

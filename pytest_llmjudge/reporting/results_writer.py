@@ -17,6 +17,7 @@ from ..gating.records import JudgeFacts, SampleRecord
 from ..suite.safe_write import Guard, write_text
 from .call_latency import call_latency
 from .pairwise import add_pairwise
+from .panel_summary import panel_object
 from .results_file import FORMAT
 from .summary import Stats
 
@@ -164,6 +165,7 @@ def _benchmark(
         "trust": _trust(records[0]) if records else None,
         "cases": [_case(r) for r in records if r.case],
         "cost": cost_object(cost_of(records)),
+        "panel": panel_object(records),
     }
 
 
