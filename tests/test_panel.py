@@ -308,3 +308,23 @@ def test_a_panel_benchmark_whose_task_must_run_first_says_how_to_judge_it(
         ["*benchmarks/P4.yaml:1:1: P4 is judged by a panel*Run it once with one judge*"]
     )
     assert "Traceback" not in result.stderr.str() and not panel_server.completions
+
+
+def test_adding_a_member_calls_only_it_and_a_single_judge_reuses_a_members_verdicts(
+    pytester: pytest.Pytester, panel_server: FakeOpenAI
+) -> None:
+    pytester.makeini("[pytest]\n")
+    (pytester.path / "benchmarks").mkdir()
+    (pytester.path / "benchmarks" / "P5.yaml").write_text(
+        "code: P5\nconcept: The output is right.\n"
+        "inclusion_criteria: Apply when there is output. Flag if it is wrong.\ncases:\n"
+        "  - {id: c0, candidate_output: 'one'}\n  - {id: c1, candidate_output: 'two judge-b'}\n"
+    )
+    args = ("-p", "no:cacheprovider", "-p", "no:syrupy", f"--llmjudge-base-url={panel_server.url}/v1")
+    pytester.runpytest_subprocess(*args, "--llmjudge-panel=judge-a,judge-b", "benchmarks")
+    assert calls(panel_server) == {"judge-a": 2, "judge-b": 2, "judge-c": 0}
+    pytester.runpytest_subprocess(*args, "--llmjudge-panel=judge-a,judge-b,judge-c", "benchmarks")
+    assert calls(panel_server) == {"judge-a": 2, "judge-b": 2, "judge-c": 2}  # only the new member
+    single = pytester.runpytest_subprocess(*args, "--llmjudge-model=judge-b", "benchmarks")
+    single.assert_outcomes(passed=2, failed=1)  # judge-b alone, from the cache its panel run filled
+    assert len(panel_server.completions) == 6
