@@ -26,7 +26,7 @@ from typing import Any
 
 from ..judging.pairwise_verdict import PairwiseVerdict
 from ..judging.verdict import Usage, Verdict
-from ..models.identity import Answered
+from ..models.answered import Answered
 from ..suite.cache_damage import count, warn_damaged
 from ..suite.hashing import digest
 from ..suite.nesting import json_too_deep

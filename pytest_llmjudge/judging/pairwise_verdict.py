@@ -15,7 +15,7 @@ from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..models.identity import Answered
+from ..models.answered import Answered
 
 Winner = Literal["A", "B", "tie"]
 WINNERS: tuple[str, ...] = get_args(Winner)

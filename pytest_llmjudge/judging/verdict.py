@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from ..cost.usage import Usage as Usage
 from ..cost.usage import total_usage as total_usage
+from ..models.answered import Answered
 from ..models.failure import JudgeFailure as JudgeFailure
-from ..models.identity import Answered
 
 if TYPE_CHECKING:
     from .pairwise_verdict import PairwiseVerdict
