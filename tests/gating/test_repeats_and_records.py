@@ -220,6 +220,8 @@ def test_a_sample_in_the_results_file() -> None:
         "cached_input_tokens": 0,
         "cost_usd": 0.0,
         "saved_usd": None,
+        "answered_by": None,
+        "model_latency_s": None,
     }
     assert FULL.samples[0].to_results() == {
         "index": 0,
@@ -235,6 +237,8 @@ def test_a_sample_in_the_results_file() -> None:
         "cached_input_tokens": 0,
         "cost_usd": 0.0,
         "saved_usd": None,
+        "answered_by": None,
+        "model_latency_s": None,
     }
 
 

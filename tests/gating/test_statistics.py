@@ -260,6 +260,7 @@ def test_to_dict_is_json_ready_with_the_results_file_fields() -> None:
         "unpaired",
         "mde",
         "n_paired",
+        "judge_change",
     }
     assert isinstance(data["difference_ci"], list)
 
