@@ -38,18 +38,19 @@ def with_fingerprint(model: models.Model) -> models.Model:
     from pydantic_ai.models.openai import OpenAIChatModel
 
     if type(model) is OpenAIChatModel:
-        model.__class__ = _fingerprinted_class()
+        model.__class__ = _fingerprinted_class(OpenAIChatModel)
     return model
 
 
-_CLASS: list[type[Any]] = []
+# one subclass per class object: a process that imports pydantic-ai's OpenAI module again (pytest's
+# in-process runs drop the modules a run imported) gets a subclass of the class it uses now
+_CLASSES: dict[type[Any], type[Any]] = {}
 
 
-def _fingerprinted_class() -> type[Any]:
-    if not _CLASS:
-        from pydantic_ai.models.openai import OpenAIChatModel
+def _fingerprinted_class(base: type[Any]) -> type[Any]:
+    if base not in _CLASSES:
 
-        class FingerprintedChatModel(OpenAIChatModel):
+        class FingerprintedChatModel(base):  # type: ignore[misc]
             def _process_provider_details(self, response: Any) -> dict[str, Any] | None:
                 details = super()._process_provider_details(response) or {}
                 fingerprint = getattr(response, FINGERPRINT, None)
@@ -57,5 +58,5 @@ def _fingerprinted_class() -> type[Any]:
                     details[FINGERPRINT] = fingerprint
                 return details or None
 
-        _CLASS.append(FingerprintedChatModel)
-    return _CLASS[0]
+        _CLASSES[base] = FingerprintedChatModel
+    return _CLASSES[base]
