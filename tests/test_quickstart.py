@@ -8,14 +8,11 @@ checks that every case gets a verdict (the bundled model's verdicts are near cha
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import re
 import subprocess
 import sys
 from pathlib import Path
-
-import pytest
 
 TESTS = Path(__file__).resolve().parent
 README = TESTS.parent / "README.md"
@@ -137,11 +134,3 @@ def test_the_quick_start_runs_as_written(tmp_path: Path) -> None:
 
 def test_the_readme_shows_the_quick_start_this_file_runs() -> None:
     assert QUICKSTART in README.read_text(encoding="utf-8")
-
-
-@pytest.mark.local_model
-@pytest.mark.skipif(
-    importlib.util.find_spec("xllamacpp") is None, reason="needs the local extra: pip install -e '.[local]'"
-)
-def test_the_quick_start_with_the_bundled_model(tmp_path: Path) -> None:
-    walk_through(tmp_path, verbatim=True)
