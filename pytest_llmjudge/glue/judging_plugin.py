@@ -188,7 +188,7 @@ def import_report_modules() -> None:
     report, it would run just as the first verdict arrives, when a Ctrl-C is most likely; and a
     Ctrl-C inside the source an import exec()s (the methods of a dataclass) makes ``python -m
     pytest`` exit by SIGINT even though pytest handled it (CPython keeps it as unhandled)."""
-    from ..reporting import failures, junit  # noqa: F401
+    from ..reporting import failures, junit, progress_log, summary  # noqa: F401
     from . import records  # noqa: F401
 
 
