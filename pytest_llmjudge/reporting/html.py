@@ -272,6 +272,7 @@ def report_context(results: dict[str, Any], baseline: dict[str, Any] | None = No
     return {
         "r": results,
         "models": judge_models(results),
+        "answered": answered_judges(results),
         "started": moment(results["started"]),
         "duration": duration(results["started"], results["finished"]),
         "benchmarks": benchmarks,
@@ -286,6 +287,21 @@ def report_context(results: dict[str, Any], baseline: dict[str, Any] | None = No
         "pairwise": [b for b in benchmarks if b.get("pairwise")],
         "label_agreement": label_agreement_rows(_displayable(baseline), results) if baseline else [],
     }
+
+
+def answered_judges(results: dict[str, Any]) -> list[dict[str, Any]]:
+    """The judge identities that answered the run's verdicts (model string asked for, snapshot,
+    fingerprint), each once with its verdicts over every benchmark, most verdicts first."""
+    counts: dict[tuple[str, str, str | None], int] = {}
+    for benchmark in results["benchmarks"]:
+        for seen in benchmark.get("judges") or ():
+            key = (seen["requested"], seen["model"], seen.get("fingerprint"))
+            counts[key] = counts.get(key, 0) + int(seen.get("verdicts") or 0)
+    ordered = sorted(counts.items(), key=lambda item: (-item[1], str(item[0])))
+    return [
+        {"requested": requested, "model": model, "fingerprint": fingerprint, "verdicts": verdicts}
+        for (requested, model, fingerprint), verdicts in ordered
+    ]
 
 
 def label_agreement_rows(baseline: dict[str, Any], results: dict[str, Any]) -> list[dict[str, Any]]:
