@@ -114,3 +114,20 @@ def test_a_run_reads_back_the_deepest_output_its_suite_may_hold(
     status, printed = freeze(suite, capsys, "--out", str(suite.root / "frozen"))
     assert status == 0, printed
     assert json.loads((suite.root / "frozen/D1.jsonl").read_text())["candidate_output"] == deep
+
+
+def test_a_node_id_outside_the_root_is_never_read(
+    suite: Suite, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    results = frozen_run(suite)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "T1.yaml").write_text((suite.root / "benchmarks/a/T1.yaml").read_text())
+    data = json.loads(results.read_text())
+    for case in data["benchmarks"][0]["cases"]:
+        case["nodeid"] = f"{'../' * len(suite.root.parts)}{outside.relative_to('/')}/T1.yaml::{case['id']}"
+    results.write_text(json.dumps(data))
+    status, printed = freeze(suite, capsys, "--out", str(suite.root / "frozen"))
+    assert status == 2 and "Traceback" not in printed, printed
+    assert "outside the repository root" in printed and "not from this suite" in printed, printed
+    assert not (suite.root / "frozen").exists()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import sys
 from pathlib import Path
@@ -103,6 +104,9 @@ def frozen_cases(benchmark: dict[str, Any], root: Path) -> list[dict[str, Any]]:
     file (found by the case's node id) with the output the run judged."""
     from ..suite.errors import SpecError
     from ..suite.files import load_benchmark
+    from ..suite.root import RootError, find_root
+    from ..suite.settings import resolve
+    from ..suite.text import shown
 
     judged = {
         case["id"]: case["produced"]["output"]
@@ -113,9 +117,21 @@ def frozen_cases(benchmark: dict[str, Any], root: Path) -> list[dict[str, Any]]:
         return []
     source = next(c["nodeid"] for c in benchmark["cases"] if c["id"] in judged).split("::")[0]
     try:
-        loaded = load_benchmark(root / source, source, root, allow_outside=True)
+        # the node id comes from an untrusted results file: its benchmark file stays in the root,
+        # and the files that benchmark names follow the root's own setting, as in a run
+        path = Path(os.path.realpath(root / source))
+        if not path.is_relative_to(os.path.realpath(root)):
+            raise FreezeError(
+                f"case node id names {shown(source, 200)}, outside the repository root {root}: "
+                "the results file is not from this suite"
+            )
+        project = find_root([root])
+        allow = resolve(lambda name: None, lambda name: project.ini(f"llmjudge_{name}")).allow_outside_root
+        loaded = load_benchmark(path, source, root, allow_outside=allow)
     except SpecError as exc:
         raise FreezeError(exc.render()) from None
+    except (RootError, ValueError) as exc:
+        raise FreezeError(str(exc)) from None
     except OSError as exc:
         raise FreezeError(f"cannot read {source}: {exc}") from None
     frozen = []
