@@ -97,6 +97,18 @@ _SWITCHES = {
         "else the --llmjudge-baseline run's), in both orders",
         "pairwise mode (see --llmjudge-pairwise)",
     ),
+    "rejudge_stale": (
+        "judge again, with this run's judge, the cached verdicts of a benchmark that another "
+        "resolved judge snapshot gave (the new verdicts are cached), so each gate rests on one judge; "
+        "without it such a benchmark is marked 'mixed judges'",
+        "re-judge cached verdicts of another judge snapshot (see --llmjudge-rejudge-stale)",
+    ),
+    "rejudge_baseline": (
+        "judge the --llmjudge-baseline run's stored outputs again with this run's judge (through the "
+        "cache), report how many of its verdicts flipped (the judge's drift), and compare both runs "
+        "on this run's judge; implies --llmjudge-rejudge-stale",
+        "re-judge the baseline's outputs with this run's judge (see --llmjudge-rejudge-baseline)",
+    ),
 }
 
 

@@ -2,9 +2,10 @@
 
 ``with serve() as fake:`` listens at ``fake.url`` (no ``/v1``): ``GET /v1/models`` lists one model,
 ``fake-judge``, any other GET is a 404, and every POST is a chat completion answered with
-``fake.verdict`` as the message content, or, while ``fake.status`` is not 200, with that status and an
-OpenAI-style error body. With ``fake.props`` set, ``GET /props`` answers it (llama.cpp's server
-properties, e.g. ``{"total_slots": 1}``); ``fake.delay`` seconds pass before each completion, and
+``fake.verdict`` (or ``fake.answer(body)`` when set) as the message content, or, while
+``fake.status`` is not 200, with that status and an OpenAI-style error body. With ``fake.props``
+set, ``GET /props`` answers it (llama.cpp's server properties, e.g. ``{"total_slots": 1}``);
+``fake.delay`` seconds pass before each completion, and
 ``fake.peak`` is the most completions it was answering at once. Each answer reports
 ``fake.prompt_tokens`` and ``fake.completion_tokens`` as its usage (None: counted as a tokenizer
 would, roughly: a token per 4 characters of the messages' text and output schemas sent, and of
@@ -19,7 +20,7 @@ import json
 import math
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -41,6 +42,7 @@ class FakeOpenAI:
     """What the fake server answers, and what it was asked."""
 
     verdict: Any = field(default_factory=lambda: {"reason": "fine", "pass": True})
+    answer: Callable[[Any], Any] | None = None  # each request body's verdict, when set (else ``verdict``)
     status: int = 200
     # the "error" object of an answer that is not 200; None echoes the request's Authorization header
     error: dict[str, Any] | None = None
@@ -104,7 +106,7 @@ class _Handler(BaseHTTPRequestHandler):
             error = fake.error or {"message": f"bad request; you sent Authorization: {auth}"}
             self._reply(fake.status, {"error": error}, fake.headers)
             return
-        content = json.dumps(fake.verdict)
+        content = json.dumps(fake.verdict if fake.answer is None else fake.answer(body))
         message = {"role": "assistant", "content": content}
         prompt = fake.prompt_tokens if fake.prompt_tokens is not None else counted(sent_text(body))
         answer = fake.completion_tokens if fake.completion_tokens is not None else counted(content)

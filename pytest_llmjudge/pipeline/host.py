@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from ..execution.cache import VerdictCache
     from ..execution.scheduler import Job, Scheduler
     from ..judging.verdict import Outcome
+    from ..models.answered import Answered
     from ..models.config import JudgeConfig
     from ..models.judges import Judges
     from ..suite.files import Benchmark, Case
@@ -106,6 +107,7 @@ class Host(Protocol):
     spending: Spending  # prices and the run's budget
     cache_hits: int
     scheduler: Scheduler[Outcome] | None
+    resolved: dict[str, Answered]  # model string -> the snapshot it answered as in this run
 
     @property
     def tasks(self) -> TaskOutputs: ...

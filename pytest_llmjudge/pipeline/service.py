@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from ..cost.pricing import Price
     from ..execution.cache import VerdictCache
     from ..execution.scheduler import Job, Scheduler, Waiting
+    from ..models.answered import Answered
     from ..models.config import JudgeConfig
     from ..suite.files import Benchmark
 
@@ -56,6 +57,7 @@ class JudgingService:
     cache_write_errors: list[str] = field(default_factory=list)
     cache_hits: int = 0
     scheduler: Scheduler[Outcome] | None = None
+    resolved: dict[str, Answered] = field(default_factory=dict)  # see ``pipeline.rejudge``
     # a case's samples (judged ``judge.repeats`` times) into its one outcome; None keeps sample 0
     combine: Callable[[Benchmark, list[Outcome]], Outcome] | None = None
     combine_panel: CombinePanel | None = None  # a panel case's members' samples into its outcome

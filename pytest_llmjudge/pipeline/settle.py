@@ -50,23 +50,33 @@ def settle_or_judge(
     ``JudgeSetupError`` for a damaged cache, an unpriced model under a USD budget or a local
     server that cannot start."""
     from ..execution.cache import CacheError
-    from ..execution.retries import judge_uncached, settle_from_cache
+    from ..execution.retries import settle_from_cache
     from ..models.judges import JudgeSetupError
+    from .rejudge import drop_stale
 
     cache, mode = host.verdict_cache(), host.settings.cache
     try:
         settled_now = settle_from_cache([ask.job for ask in asks], cache, mode)
     except CacheError as exc:  # damage found only when read
         raise JudgeSetupError(f"--llmjudge-cache-path: {exc}") from None
+    settled_now = drop_stale(host, asks, settled_now, kind)  # --llmjudge-rejudge-stale
     pending: list[tuple[str, Job[Outcome]]] = []
     for ask, settled in zip(asks, settled_now, strict=True):
         if settled is not None:
             host.cache_hits += settled.cached
             continue
         host.require_price(ask.config.model_name, ask.config.price)
-        job, policy = _ready(host, ask.job, host.judges.with_server(ask.config), kind, cache)
-        pending.append((ask.key, partial(judge_uncached, job, policy=policy, cache=cache, mode=mode)))
+        pending.append((ask.key, prepared_call(host, ask, kind)))
     return settled_now, pending
+
+
+def prepared_call(host: Host, ask: Ask, kind: JudgeOnce[Any]) -> Job[Outcome]:
+    """The scheduler job that judges ``ask`` and caches its verdict (its judge's server started)."""
+    from ..execution.retries import judge_uncached
+
+    cache, mode = host.verdict_cache(), host.settings.cache
+    job, policy = _ready(host, ask.job, host.judges.with_server(ask.config), kind, cache)
+    return partial(judge_uncached, job, policy=policy, cache=cache, mode=mode)
 
 
 def send(host: Host, jobs: list[tuple[str, Job[Outcome]]]) -> None:
@@ -85,10 +95,11 @@ async def settle_or_judge_now(
     price checked and its server started when the job was planned), holding a slot only while
     calling."""
     from ..execution.retries import judge_uncached, settle_from_cache
+    from .rejudge import is_stale
 
     cache, mode = host.verdict_cache(), host.settings.cache
     settled = settle_from_cache([job], cache, mode)[0]
-    if settled is not None:
+    if settled is not None and not is_stale(host, settled, config):  # --llmjudge-rejudge-stale
         return settled
     job, policy = _ready(host, job, config, kind, cache)
     return await judge_uncached(job, slots, policy=policy, cache=cache, mode=mode)

@@ -62,6 +62,9 @@ class RunSettings:
     # judge calls through the provider's batch API: off, on, submit (and end) or collect
     batch: str = "off"
     batch_wait: float = 86_400.0  # seconds an ``on`` or ``collect`` run waits for its batches
+    # one judge per gate: cached verdicts of another resolved snapshot are judged again
+    rejudge_stale: bool = False
+    rejudge_baseline: bool = False  # the baseline's stored outputs judged again by this run's judge
 
 
 # How a setting given as text is read; each also comes from LLMJUDGE_<NAME> and llmjudge_<name>.
@@ -108,6 +111,8 @@ _CONVERTERS: dict[str, Callable[[str], Any]] = {
     "panel_rule": str,
     "batch": str,
     "batch_wait": lambda text: _duration(text),
+    "rejudge_stale": lambda text: _boolean(text),
+    "rejudge_baseline": lambda text: _boolean(text),
 }
 # Limits an empty option value would silently lift (``--llmjudge-budget=`` from an unset CI
 # variable): what to give instead.
