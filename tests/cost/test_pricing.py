@@ -207,3 +207,27 @@ def test_describe_says_where_the_price_comes_from() -> None:
     assert priced("openai:gpt-4o-mini").describe() == (
         "$0.15/$0.6 per Mtok in/out, cached in $0.075 (genai-prices: openai)"
     )
+
+
+def test_describe_says_tiers_and_leaves_out_what_is_not_known() -> None:
+    assert priced("anthropic:claude-sonnet-4-5").describe() == (
+        "$3/$15 per Mtok in/out, cached in $0.3, tiered by input size (genai-prices: anthropic)"
+    )
+    override = price_for("my-model", None, {"my-model": (1.0, 2.5)})
+    assert override is not None
+    assert override.describe() == "$1.0/$2.5 per Mtok in/out (--llmjudge-price)"
+
+
+def test_a_bad_price_option_shows_the_expected_form_and_the_value_given() -> None:
+    with pytest.raises(ValueError) as raised:
+        parse_price_option("openai:my-model")
+    assert str(raised.value) == (
+        "--llmjudge-price 'openai:my-model': expected MODEL=IN/OUT, USD per million input and output "
+        "tokens (e.g. openai:my-model=0.15/0.60)"
+    )
+    with pytest.raises(ValueError) as raised:
+        parse_price_option("m=x/0.2")
+    assert str(raised.value) == "--llmjudge-price 'm=x/0.2': the input price 'x' is not a number"
+    with pytest.raises(ValueError) as raised:
+        parse_price_option("m=0.1/y")
+    assert str(raised.value) == "--llmjudge-price 'm=0.1/y': the output price 'y' is not a number"

@@ -4,6 +4,7 @@ only from an encoding already on this machine (nothing downloads)."""
 from __future__ import annotations
 
 import hashlib
+import tempfile
 from decimal import Decimal
 from pathlib import Path
 
@@ -103,3 +104,20 @@ def test_a_projection_reserves_the_high_end_of_a_call() -> None:
     cost, tokens = projected_call(request, ModelTokens(price, max_output_tokens=64, output_history=(20, 90)))
     assert (cost, tokens) == (cost_of(price, 120, 0, 64), 120 + 64)  # max_tokens bounds every answer
     assert projected_call(request, ModelTokens(None)) == (Decimal(0), 120 + 200)
+
+
+def test_a_call_of_one_token_counts_toward_the_ratio() -> None:
+    assert chars_per_token([(40, 1)]) == 40.0
+
+
+def test_tiktoken_s_older_cache_variable_and_its_default_folder(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("TIKTOKEN_CACHE_DIR")
+    monkeypatch.setenv("DATA_GYM_CACHE_DIR", "/somewhere/gym")
+    assert tiktoken_cache_dir() == Path("/somewhere/gym")
+    monkeypatch.setenv("DATA_GYM_CACHE_DIR", "")
+    assert tiktoken_cache_dir() is None
+    monkeypatch.delenv("DATA_GYM_CACHE_DIR")
+    assert tiktoken_cache_dir() == Path(tempfile.gettempdir()) / "data-gym-cache"
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", "/first")
+    monkeypatch.setenv("DATA_GYM_CACHE_DIR", "/second")
+    assert tiktoken_cache_dir() == Path("/first")
