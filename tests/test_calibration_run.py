@@ -137,6 +137,20 @@ def test_corrected_gate_compares_the_corrected_rate(calibrated: Suite) -> None:
     assert calibrated.run().ret == 1
 
 
+def test_labels_of_one_class_say_which_rate_is_unknown_not_chance(suite: Suite) -> None:
+    rows = [{"id": f"hp-{i}", "candidate_output": "good", "label": "pass"} for i in range(10)]
+    suite.write("data/CAL1.jsonl", "".join(json.dumps(row) + "\n" for row in rows), dedent=False)
+    suite.benchmark("CAL1", _benchmark("{gate: corrected}"))
+    result = suite.run()
+    output = result.stdout.str()
+    assert result.ret == 1, output
+    assert "no case labelled fail: TNR unknown, label failing cases too" in output, output
+    assert (
+        "CAL1: no case labelled fail: TNR unknown, label failing cases too: no corrected pass rate" in output
+    )
+    assert "no better than chance" not in output
+
+
 def test_stored_calibration_follows_the_judge(calibrated: Suite) -> None:
     assert calibrated.run().ret == 0
     stored = list((calibrated.root / ".llmjudge" / "calibration").glob("CAL1-*.json"))

@@ -154,6 +154,18 @@ class CorrectedRate:
         }
 
 
+def why_no_correction(agreement: Agreement) -> str:
+    """Why a calibration gives no corrected pass rate (``CorrectedRate.chance``): a class without
+    labels leaves TPR or TNR unknown, which is not the judge doing no better than chance."""
+    if agreement.tpr is None and agreement.tnr is None:
+        return "no labels: TPR and TNR unknown"
+    if agreement.tpr is None:
+        return "no case labelled pass: TPR unknown, label passing cases too"
+    if agreement.tnr is None:
+        return "no case labelled fail: TNR unknown, label failing cases too"
+    return "judge no better than chance (TPR + TNR <= 1)"
+
+
 def corrected_interval(
     labelled: Sequence[tuple[bool, bool]],
     unlabelled: Sequence[bool],

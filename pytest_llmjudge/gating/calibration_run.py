@@ -25,6 +25,7 @@ from .calibration import (
     merge_calibration,
     stale_calibration,
     trust,
+    why_no_correction,
 )
 from .gates import CORRECTED_RULES, EPSILON, BenchmarkGate
 from .records import CaseRecord
@@ -230,7 +231,7 @@ def _corrected_gate(gate: BenchmarkGate, calibration: BenchmarkCalibration | Non
         )
     corrected = calibration.corrected
     if corrected.chance:
-        return replace(gate, override="fail", detail="judge no better than chance (TPR + TNR <= 1)")
+        return replace(gate, override="fail", detail=why_no_correction(calibration.agreement))
     if corrected.theta is None:
         return gate  # no unlabelled verdicts: nothing to correct
     measured = f"corrected pass rate {corrected.theta:.3f}"
@@ -293,9 +294,7 @@ def calibration_table(calibrations: Sequence[BenchmarkCalibration]) -> list[str]
     lines.insert(1, "  ".join("-" * w for w in widths))
     for c in calibrations:
         if c.corrected.chance and c.agreement.n_labels:
-            lines.append(
-                f"{c.benchmark}: judge no better than chance (TPR + TNR <= 1): no corrected pass rate"
-            )
+            lines.append(f"{c.benchmark}: {why_no_correction(c.agreement)}: no corrected pass rate")
         for part in (c.note, c.detail if c.trusted is False else ""):
             if part:
                 lines.append(f"{c.benchmark}: {part}")
