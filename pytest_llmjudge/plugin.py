@@ -9,12 +9,10 @@ from typing import Any, Literal
 import pytest
 
 from . import hookspecs
-from .glue.host import start_run
-from .glue.outputs import check_output_paths
-from .glue.run_results import read_baseline, started
+from .glue import setup
 from .glue.stash import STATE
 from .suite.detect import is_benchmark_file
-from .suite.settings import DEFAULTS, env_variable, resolve
+from .suite.settings import DEFAULTS, env_variable
 from .suite.vocabulary import CACHE_MODES
 
 # Output paths: see glue.outputs.output_path.
@@ -205,40 +203,13 @@ def _add_switches(group: pytest.OptionGroup, parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    try:
-        settings = resolve(
-            lambda n: config.getoption(f"llmjudge_{n}"), lambda n: config.getini(f"llmjudge_{n}")
-        )
-    except ValueError as exc:
-        raise pytest.UsageError(str(exc)) from None
-    if not hasattr(config, "workerinput"):
-        check_output_paths(config, settings)  # a device, a FIFO, or a file where a folder must be
-        read_baseline(config, settings)  # an unreadable baseline stops the run before any judging
-    started(config)
-    state = start_run(config, settings)
-    config.stash[STATE] = state
-    budget = settings.budget is not None or settings.budget_tokens is not None
-    if settings.price or budget or config.getoption("llmjudge_estimate"):
-        from .glue.cost_plugin import start_cost
-
-        start_cost(config, settings, state)  # prices checked, the budget opened, or the estimate
-    controller = bool(config.getoption("numprocesses", None)) and not hasattr(config, "workerinput")
-    model = settings.model or ""
-    if controller and model.split(":", 1)[0] == "local" and settings.cache != "replay":
-        # One local judge for all workers, started when the first of them must judge a case.
-        state.service.judges.serve_workers(model)
-    if controller:
-        # An unusable verdict cache is one usage error here, not a crash in every worker.
-        from .models.judges import JudgeSetupError
-
-        try:
-            state.service.check_cache()
-        except JudgeSetupError as exc:
-            raise pytest.UsageError(str(exc)) from None
-    from .glue.lint_items import LintPlugin, lint_requested
-
-    if lint_requested(config):
-        config.pluginmanager.register(LintPlugin(), "llmjudge-lint")
+    """One step per concern (``glue.setup``), in the order they depend on one another."""
+    settings = setup.run_settings(config)
+    setup.check_outputs(config, settings)
+    host = setup.open_run(config, settings)
+    setup.start_cost_control(config, settings, host)  # before the workers: an estimate turns xdist off
+    setup.share_with_workers(config, settings, host)
+    setup.add_lint_items(config)
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> Any:
