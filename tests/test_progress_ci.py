@@ -99,3 +99,18 @@ def test_timed_lines_come_between_the_tenths() -> None:
     assert written[-1].startswith("llmjudge: 10/100 cases judged (10%)")
     log.tick()
     assert len(written) == 2  # the clock has not moved since
+
+
+def test_an_xdist_controller_prints_the_timed_lines_of_its_workers_cases(
+    suite: Suite, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    suite.pytester.makeconftest(SLOW_JUDGE)
+    slow = "".join(f"  - {{id: s{i}, candidate_output: SLOW {i}}}\n" for i in range(4))
+    suite.benchmark("PROG3", "code: PROG3\nconcept: Fine.\ncases:\n" + slow + _cases(4))
+    monkeypatch.setattr(progress_log, "EVERY_SECONDS", 0.3)  # what 30 s do, in a test's time
+    result = suite.run("-n", "2")
+    result.assert_outcomes(passed=9)
+    out = result.stdout.str()
+    lines = re.findall(r"^llmjudge: (\d+) cases judged · (\d+) model calls? · .+ · \d+s$", out, re.M)
+    assert lines, out
+    assert all(0 < int(cases) <= 8 and int(calls) == int(cases) for cases, calls in lines), lines

@@ -21,6 +21,7 @@ class ProgressPlugin:
         self.run = run
         self.log: ProgressLog | None = None
         self._seen = 0  # run.records already counted
+        self._declined = False  # an xdist controller whose output wants no progress lines
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         config = session.config
@@ -41,9 +42,43 @@ class ProgressPlugin:
 
     @pytest.hookimpl(trylast=True)  # after the judging plugin has kept the report's record
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        if self.log is not None and len(self.run.records) > self._seen:
+        if len(self.run.records) <= self._seen:
+            return
+        if self.log is None and self._on_controller:
+            self.log = self._controller_log()
+        if self.log is not None:
             self.log.add(self.run.records[self._seen :])
-            self._seen = len(self.run.records)
+        self._seen = len(self.run.records)
+
+    @property
+    def _on_controller(self) -> bool:
+        """An xdist controller: it collects nothing itself, its workers' records reach it."""
+        return self.run.config.pluginmanager.has_plugin("dsession")
+
+    def _controller_log(self) -> ProgressLog | None:
+        """The controller's progress lines, made on its first benchmark record: the timed lines
+        only, since it never knows how many cases its workers collected."""
+        from ..reporting import progress_log
+
+        config = self.run.config
+        reporter = config.pluginmanager.get_plugin("terminalreporter")
+        if (
+            reporter is None
+            or self._declined
+            or not progress_log.wanted(
+                sys.stdout.isatty(), os.environ, config.get_verbosity(), is_worker(config)
+            )
+        ):
+            self._declined = True
+            return None
+        writer = config.get_terminal_writer()
+
+        def write(line: str) -> None:
+            if writer.width_of_current_line:  # xdist's progress dots: end their line first
+                writer.line()
+            reporter.write_line(line)
+
+        return progress_log.ProgressLog(0, write)
 
     # -- the scheduler's ``Waiting``: told while an item waits for its verdict ----------------
 
