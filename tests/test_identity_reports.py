@@ -72,3 +72,45 @@ def test_an_errored_judge_call_claims_no_judge(pytester: pytest.Pytester, fake: 
     assert benchmark["judges"] == []
     assert "answered as" not in result.stdout.str()
     assert "answered as" not in (pytester.path / "report.html").read_text()
+
+
+def test_llmjudge_compare_names_both_judges_and_fails_closed_on_a_change(
+    pytester: pytest.Pytester, fake: FakeOpenAI, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from pytest_llmjudge.cli.main import main
+
+    _suite(pytester, 3)
+    assert _run(pytester, fake, "--llmjudge-results=base.json").ret == 0
+    fake.model = "fake-judge-2025-01-31"  # the provider moved the alias
+    now = ("--llmjudge-cache=refresh", "--llmjudge-results=now.json")
+    _run(pytester, fake, *now, "--llmjudge-baseline=base.json", "--llmjudge-html=now.html")
+    fake.model, fake.system_fingerprint = "fake-judge-2024-07-18", "fp_b"  # the backend alone moved
+    assert _run(pytester, fake, "--llmjudge-cache=refresh", "--llmjudge-results=fp.json").ret == 0
+    base, changed, rotated = (str(pytester.path / f"{name}.json") for name in ("base", "now", "fp"))
+    capsys.readouterr()
+
+    assert main(["compare", base, changed]) == 0
+    out = capsys.readouterr().out
+    assert "baseline judge: openai:fake-judge@" in out and "candidate judge: openai:fake-judge@" in out
+    assert "answered as fake-judge-2024-07-18 (fingerprint fp_a)" in out.split("candidate judge")[0]
+    assert "answered as fake-judge-2025-01-31 (fingerprint fp_a)" in out.split("candidate judge")[1]
+    (row,) = [line for line in out.splitlines() if line.startswith("  B1 ")]
+    assert row.endswith("judge changed")
+    assert "B1: judge changed: baseline judged by" in out
+
+    assert main(["compare", base, changed, "--fail-on", "regression"]) == 1
+    err = capsys.readouterr().err
+    assert "B1: judge changed: " in err and "the comparison measures the judge too" in err
+    assert "pin the judge to a dated snapshot" in err
+
+    # a fingerprint change alone is said, and the comparison stands
+    assert main(["compare", base, rotated, "--fail-on", "regression"]) == 0
+    out = capsys.readouterr().out
+    assert "B1: judge fingerprint changed: " in out and "fp_a" in out and "fp_b" in out
+    (row,) = [line for line in out.splitlines() if line.startswith("  B1 ")]
+    assert not row.endswith("judge changed")
+
+    # the run's own report says why its comparison is not better or worse
+    page = (pytester.path / "now.html").read_text()
+    section = page[page.index('<section id="comparison">') :]
+    assert "judge-change" in section and "judge changed: baseline judged by" in section

@@ -181,13 +181,62 @@ def _compare(args: argparse.Namespace) -> int:
     if baseline is None or candidate is None:
         return 2
     comparisons = compare_files(baseline, candidate, margin=args.margin, alpha=args.alpha)
-    print("\n".join(comparison_table(comparisons)))
+    comparisons, notes = judged_alike_files(comparisons, baseline, candidate)
+    print("\n".join([*judge_identity_lines(baseline, candidate), "", *comparison_table(comparisons)]))
+    if notes:
+        print("\n".join(notes))
     print_label_agreement(baseline, candidate, margin=args.margin, alpha=args.alpha)
+    if args.fail_on != "regression":
+        return 0
+    from ..gating.drift import JUDGE_CHANGED, WAY_OUT
+
+    changed = [c for c in comparisons if c["verdict"] == JUDGE_CHANGED]
+    for c in changed:
+        print(
+            f"{c['benchmark']}: {c['judge_change']}: the comparison measures the judge too; {WAY_OUT}",
+            file=sys.stderr,
+        )
     regressions = [c["benchmark"] for c in comparisons if c["verdict"] == "regression"]
-    if regressions and args.fail_on == "regression":
+    if regressions:
         print(f"significant regression: {', '.join(regressions)}", file=sys.stderr)
-        return REGRESSION
-    return 0
+    return REGRESSION if regressions or changed else 0
+
+
+def judge_identity_lines(baseline: dict[str, Any], candidate: dict[str, Any]) -> list[str]:
+    """Which judges answered each run's verdicts, each said once (from the results files' ``judges``)."""
+    from ..gating.drift import judges_of_results
+
+    lines = []
+    for side, data in (("baseline", baseline), ("candidate", candidate)):
+        seen = [s for judges in judges_of_results(data).values() for s in judges]
+        labels = list(dict.fromkeys(s.label() for s in seen))
+        if not labels:
+            labels = ["not recorded (no judge call, or a results file from before judges were recorded)"]
+        lines += [f"{side} judge: {label}" for label in labels]
+    return lines
+
+
+def judged_alike_files(
+    comparisons: list[dict[str, Any]], baseline: dict[str, Any], candidate: dict[str, Any]
+) -> tuple[list[dict[str, Any]], list[str]]:
+    """The comparisons of two results files, each across a change of judge marked ``judge changed``
+    (another model string or snapshot) or noted (a fingerprint alone), as a run's baseline
+    comparison marks them; and what to say of them."""
+    from ..gating.drift import JUDGE_CHANGED, judge_change, judges_of_results
+
+    before, now = judges_of_results(baseline), judges_of_results(candidate)
+    marked: list[dict[str, Any]] = []
+    notes: list[str] = []
+    for comparison in comparisons:
+        code = comparison["benchmark"]
+        change = judge_change(before.get(code, ()), now.get(code, ()))
+        if change is not None:
+            comparison = {**comparison, "judge_change": change.text()}
+            if change.stop:
+                comparison["verdict"] = JUDGE_CHANGED
+            notes.append(f"{code}: {change.text()}")
+        marked.append(comparison)
+    return marked, notes
 
 
 def print_label_agreement(
@@ -276,8 +325,11 @@ def add_runs_parsers(commands: Any) -> None:
     compare = commands.add_parser(
         "compare",
         help="compare two runs case by case (paired McNemar, Holm across benchmarks)",
-        description="Compare a candidate run with a baseline run from their results files. Exit status 1 "
-        "when a benchmark regressed significantly and --fail-on regression is given. With --pairwise, "
+        description="Compare a candidate run with a baseline run from their results files, and name the "
+        "judges that answered each (model string, resolved snapshot, fingerprint). A benchmark judged by "
+        "another model string or snapshot in the two runs is 'judge changed', not better or worse; a "
+        "fingerprint change alone is a warning. Exit status 1 when a benchmark regressed significantly "
+        "or its judge changed and --fail-on regression is given. With --pairwise, "
         "report the pairwise comparison one run's results file holds (no judge is called); exit "
         "status 1 when a candidate is significantly worse and --fail-on worse is given.",
     )
@@ -291,7 +343,8 @@ def add_runs_parsers(commands: Any) -> None:
     compare.add_argument(
         "--fail-on",
         choices=["regression", "worse"],
-        help="exit 1 on a significant regression (or, with --pairwise, a significantly worse candidate)",
+        help="exit 1 on a significant regression or a changed judge (or, with --pairwise, a significantly "
+        "worse candidate)",
     )
     compare.set_defaults(handler=_compare)
 
