@@ -78,7 +78,6 @@ def test_the_run_panel_applies_where_a_benchmark_names_no_judge(tmp_path: Path) 
         ("judge:\n  model: openai:x\n  panel: [openai:a, openai:b]\n", 7, "one judge ('model') or a panel"),
         ("judge:\n  panel: [openai:a, openai:b]\n  min_members: 3\n", 8, "3 judges must answer"),
         ("judge:\n  panel: [openai:a, openai:b]\n  panel_rule: mean\n", 8, "panel_rule"),
-        ("judge:\n  panel: [openai:a, openai:b]\n  mode: pairwise\n", 8, "pairwise mode takes one judge"),
     ],
 )
 def test_a_bad_panel_is_an_error_at_its_line(tmp_path: Path, judge: str, line: int, message: str) -> None:

@@ -98,3 +98,43 @@ def panel_reason(members: Sequence[MemberVerdict], result: PanelVote) -> str:
             verdict = "pass" if member.passed else "fail"
             lines.append(f"  {member.member}: {verdict}: {member.reason}".rstrip())
     return "\n".join(lines)
+
+
+def pair_vote_value(outcome: str | None) -> str | None:
+    """A member's pairwise outcome as its vote: ``inconsistent`` (opposite picks in the two
+    orders) counts as a tie, as in the pairwise statistics."""
+    return "tie" if outcome == "inconsistent" else outcome
+
+
+def pair_decision(outcome: str | None) -> Decision:
+    """A panel's pairwise outcome (``pipeline.panel.pair_vote``) as its decision: a loss fails,
+    a win or tie passes, no majority (``inconsistent``) is uncertain, None (too few answered) an
+    error."""
+    if outcome is None:
+        return "error"
+    return "fail" if outcome == "loss" else "uncertain" if outcome == "inconsistent" else "pass"
+
+
+def pair_split(outcomes: Sequence[str | None]) -> bool:
+    """The members that answered name different outcomes: the case goes to human review."""
+    return len({pair_vote_value(o) for o in outcomes if o is not None}) > 1
+
+
+def pair_panel_reason(
+    members: Sequence[tuple[str, str | None, str, str | None]], outcome: str, rule: str
+) -> str:
+    """A pairwise panel case's reason: the vote, then each member (model, outcome, its answers'
+    reasons, error) on a line of its own."""
+    answered = [o for _, o, _, _ in members if o is not None]
+    counts = ", ".join(f"{answered.count(o)} {o}" for o in dict.fromkeys(answered))
+    errored = len(members) - len(answered)
+    lines = [
+        f"{outcome}: panel ({rule}): {counts or 'no answer'}" + (f", {errored} errored" if errored else "")
+    ]
+    for model, own, reason, error in members:
+        lines.append(
+            f"  {model}: {own}: {reason}".rstrip()
+            if own is not None
+            else f"  {model}: ERROR {error or ''}".rstrip()
+        )
+    return "\n".join(lines)

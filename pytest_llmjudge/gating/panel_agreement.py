@@ -20,6 +20,11 @@ Pure, over each case's member verdicts (True pass, False fail, None errored):
 
 A κ or a correlation is None where it is undefined: no cases, or every vote the same (p_e = 1,
 or a member with no variance).
+
+In pairwise mode a vote is the candidate's outcome by a member (``win``, ``tie`` or ``loss``; an
+inconsistent pair counts as a tie) instead of pass/fail: the κs count agreement over the three
+(p_e = Σ_k p_a(k)·p_b(k) for Cohen's, Σ_k p_k² for Fleiss'), the correlation is Pearson's over
+the scores loss 0, tie ½, win 1, and a member's rate is its share of wins.
 """
 
 from __future__ import annotations
@@ -29,7 +34,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import combinations
 
-Votes = Sequence[bool | None]  # one case: each member's verdict, None where it errored
+Vote = bool | str  # pass/fail, or a pairwise outcome (win, tie, loss)
+Votes = Sequence[Vote | None]  # one case: each member's verdict, None where it errored
+_SCORES: dict[Vote, float] = {True: 1.0, False: 0.0, "win": 1.0, "tie": 0.5, "loss": 0.0}
 
 
 @dataclass(frozen=True)
@@ -69,46 +76,48 @@ class PanelAgreement:
     split_cases: int
     mean_correlation: float | None
     effective_judges: float | None
+    outcomes: bool = False  # pairwise: the votes are outcomes, a member's rate its wins
 
 
-def cohen_kappa(first: Sequence[bool], second: Sequence[bool]) -> float | None:
-    """Cohen's κ of two raters' pass/fail votes on the same cases."""
+def cohen_kappa(first: Sequence[Vote], second: Sequence[Vote]) -> float | None:
+    """Cohen's κ of two raters' votes on the same cases."""
     n = len(first)
     if n == 0 or n != len(second):
         return None
     observed = sum(1 for a, b in zip(first, second, strict=True) if a == b) / n
-    pa, pb = sum(first) / n, sum(second) / n
-    chance = pa * pb + (1 - pa) * (1 - pb)
+    chance = sum((first.count(k) / n) * (second.count(k) / n) for k in set(first) | set(second))
     return None if chance >= 1 else (observed - chance) / (1 - chance)
 
 
-def fleiss_kappa(cases: Sequence[Sequence[bool]]) -> float | None:
-    """Fleiss' κ of pass/fail votes, the same number of raters (two or more) on every case."""
+def fleiss_kappa(cases: Sequence[Sequence[Vote]]) -> float | None:
+    """Fleiss' κ of the votes of the same number of raters (two or more) on every case."""
     if not cases:
         return None
     raters = len(cases[0])
     if raters < 2 or any(len(c) != raters for c in cases):
         return None
-    agreement, passes = 0.0, 0
+    agreement = 0.0
+    totals: dict[Vote, int] = {}
     for votes in cases:
-        yes = sum(votes)
-        no = raters - yes
-        agreement += (yes * yes + no * no - raters) / (raters * (raters - 1))
-        passes += yes
+        counts = {k: list(votes).count(k) for k in set(votes)}
+        agreement += (sum(c * c for c in counts.values()) - raters) / (raters * (raters - 1))
+        for k, c in counts.items():
+            totals[k] = totals.get(k, 0) + c
     mean_agreement = agreement / len(cases)
-    share = passes / (raters * len(cases))
-    chance = share * share + (1 - share) * (1 - share)
+    chance = sum((c / (raters * len(cases))) ** 2 for c in totals.values())
     return None if chance >= 1 else (mean_agreement - chance) / (1 - chance)
 
 
-def vote_correlation(first: Sequence[bool], second: Sequence[bool]) -> float | None:
-    """Pearson's φ of two members' 0/1 votes; None when either never varies."""
+def vote_correlation(first: Sequence[Vote], second: Sequence[Vote]) -> float | None:
+    """Pearson's correlation of two members' votes as scores (φ for pass/fail); None when either
+    never varies."""
     n = len(first)
     if n == 0 or n != len(second):
         return None
-    ma, mb = sum(first) / n, sum(second) / n
-    cov = sum((a - ma) * (b - mb) for a, b in zip(first, second, strict=True)) / n
-    va, vb = ma * (1 - ma), mb * (1 - mb)
+    xs, ys = [_SCORES[a] for a in first], [_SCORES[b] for b in second]
+    ma, mb = sum(xs) / n, sum(ys) / n
+    cov = sum((a - ma) * (b - mb) for a, b in zip(xs, ys, strict=True)) / n
+    va, vb = sum((a - ma) ** 2 for a in xs) / n, sum((b - mb) ** 2 for b in ys) / n
     return None if va == 0 or vb == 0 else cov / math.sqrt(va * vb)
 
 
@@ -121,14 +130,18 @@ def effective_judges(members: int, mean_correlation: float | None) -> float | No
 
 
 def _pair(members: tuple[str, ...], votes: Sequence[Votes], i: int, j: int) -> PairAgreement:
-    both = [(v[i], v[j]) for v in votes if v[i] is not None and v[j] is not None]
-    first = [bool(a) for a, _ in both]
-    second = [bool(b) for _, b in both]
+    first: list[Vote] = []
+    second: list[Vote] = []
+    for v in votes:
+        a, b = v[i], v[j]
+        if a is not None and b is not None:
+            first.append(a)
+            second.append(b)
     agreed = sum(1 for a, b in zip(first, second, strict=True) if a == b)
     return PairAgreement(
         members[i],
         members[j],
-        len(both),
+        len(first),
         agreed,
         cohen_kappa(first, second),
         vote_correlation(first, second),
@@ -143,17 +156,17 @@ def panel_agreement(members: Sequence[str], votes: Sequence[Votes]) -> PanelAgre
     rates = tuple(
         MemberRate(
             name,
-            sum(1 for v in votes if v[i] is True),
+            sum(1 for v in votes if v[i] is True or v[i] == "win"),
             sum(1 for v in votes if v[i] is not None),
             sum(1 for v in votes if v[i] is None),
         )
         for i, name in enumerate(names)
     )
     pairs = tuple(_pair(names, votes, i, j) for i, j in combinations(range(len(names)), 2))
-    complete = [[bool(x) for x in v] for v in votes if all(x is not None for x in v)]
+    complete = [[x for x in v if x is not None] for v in votes if all(x is not None for x in v)]
     correlations = [p.correlation for p in pairs if p.correlation is not None]
     mean = sum(correlations) / len(correlations) if correlations else None
-    split = sum(1 for v in votes if True in v and False in v)
+    split = sum(1 for v in votes if len({x for x in v if x is not None}) > 1)
     return PanelAgreement(
         names,
         len(votes),
@@ -164,4 +177,5 @@ def panel_agreement(members: Sequence[str], votes: Sequence[Votes]) -> PanelAgre
         split,
         mean,
         effective_judges(len(names), mean),
+        any(isinstance(x, str) for v in votes for x in v),
     )

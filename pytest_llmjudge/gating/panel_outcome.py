@@ -13,18 +13,16 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from ..pipeline.panel import panel_label
 from .panel import MemberVerdict, panel_reason, vote_members
 from .repeats import combine_outcomes
+
+__all__ = ["combine_panel", "member_verdict", "panel_label"]
 
 if TYPE_CHECKING:
     from ..judging.verdict import Outcome
     from ..suite.files import Benchmark
     from ..suite.settings import RunSettings
-
-
-def panel_label(rule: str, min_members: int, members: Sequence[str]) -> str:
-    """``panel(majority, 2 of 3): a, b, c``: the judge a panel case's record names."""
-    return f"panel({rule}, {min_members} of {len(members)}): {', '.join(members)}"
 
 
 def member_verdict(outcome: Outcome) -> MemberVerdict:

@@ -8,7 +8,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Any
 
-from .panel import vote
+from .panel import pair_vote_value, vote
 from .panel_agreement import PanelAgreement, panel_agreement
 
 if TYPE_CHECKING:
@@ -28,6 +28,7 @@ class MemberRecord:
     input_tokens: int = 0
     output_tokens: int = 0
     cost_usd: float | None = 0.0  # of its calls in this run; None: its model has no known price
+    outcome: str | None = None  # pairwise: the candidate's win, loss, tie or inconsistent by this member
 
     def to_results(self) -> dict[str, Any]:
         return {
@@ -39,6 +40,7 @@ class MemberRecord:
             "samples": self.samples,
             "input_tokens": self.input_tokens,
             "output_tokens": self.output_tokens,
+            "outcome": self.outcome,
         }
 
 
@@ -141,8 +143,10 @@ def benchmark_agreement(panels: Iterable[PanelRecord]) -> PanelAgreement | None:
     names: list[str] = []
     for record in records:
         names += [m.model for m in record.members if m.model not in names]
-    votes: list[Sequence[bool | None]] = []
-    for record in records:
-        by_model = {m.model: m.passed for m in record.members}
+    votes: list[Sequence[bool | str | None]] = []
+    for record in records:  # pairwise: each member's outcome, an inconsistent pair a tie
+        by_model = {
+            m.model: m.passed if m.outcome is None else pair_vote_value(m.outcome) for m in record.members
+        }
         votes.append([by_model.get(name) for name in names])
     return panel_agreement(names, votes)

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from ..compile.pairwise import PairwiseRequest, compile_both_orders
+from ..gating.panel_records import MemberRecord, PanelRecord
 from ..gating.records import CaseRecord, JudgeFacts, JudgeFingerprint, PairAnswerRecord, PairwiseRecord
 from ..judging.verdict import Outcome
 from ..pipeline.pairwise_pipeline import Baseline, OrderAnswer, PairResult
@@ -229,6 +230,7 @@ def with_pairwise(item: PairwiseItem, record: CaseRecord) -> CaseRecord:
         output_tokens=sum(a.output_tokens for a in answers),
         cost_usd=_total([record.cost_usd, *(a.cost_usd for a in answers)]),  # with its task's, if any
         judge=_pairwise_judge(record.judge, result.model, first),
+        panel=pair_panel(result),
         usage_estimated=sum(s.usage.estimated for o in result.orders for s in o.samples if not s.cached),
         usage_implausible=sum(s.usage.implausible for o in result.orders for s in o.samples if not s.cached),
     )
@@ -252,8 +254,52 @@ def _pairwise_reason(result: PairResult, answers: tuple[PairAnswerRecord, ...], 
         return "identical outputs: a tie without a judge call"
     if result.outcome is None:
         return own
+    if result.panel is not None:
+        from ..gating.panel import pair_panel_reason
+
+        members = [
+            (m.model, m.outcome, _said(m), str(m.failure) if m.failure else None) for m in result.members
+        ]
+        return pair_panel_reason(members, result.outcome, result.panel.rule)
     said = " / ".join(f"candidate {a.candidate_position}: {a.winner} — {a.reason}" for a in answers)
     return f"{result.outcome}: {said}"
+
+
+def _said(result: PairResult) -> str:
+    """What one judge answered in each order: ``candidate A: A — reason / candidate B: …``."""
+    return " / ".join(
+        f"candidate {o.request.candidate_position}: {o.answer.winner} — {o.answer.reason}"
+        for o in result.orders
+        if o.answer is not None
+    )
+
+
+def pair_panel(result: PairResult) -> PanelRecord | None:
+    """A pairwise panel case's panel: each member's outcome and answers, the vote's decision."""
+    from ..gating.panel import pair_decision, pair_split
+
+    if result.panel is None:
+        return None
+    members = []
+    for member in result.members:
+        answers = [_answer(order) for order in member.orders]
+        members.append(
+            MemberRecord(
+                member.model,
+                None if member.outcome is None else member.outcome != "loss",
+                _said(member),
+                str(member.failure) if member.failure is not None else None,
+                bool(answers) and all(a.cached for a in answers),
+                max((len(o.samples) for o in member.orders), default=1),
+                sum(a.input_tokens for a in answers),
+                sum(a.output_tokens for a in answers),
+                _total([a.cost_usd for a in answers]),
+                outcome=member.outcome,
+            )
+        )
+    decision = pair_decision(result.outcome)
+    split = pair_split([m.outcome for m in members])
+    return PanelRecord(result.panel.rule, result.panel.min_members, decision, split, tuple(members))
 
 
 def _total(costs: list[float | None]) -> float | None:

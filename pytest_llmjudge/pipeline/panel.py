@@ -21,6 +21,8 @@ from ..suite.files import JudgeSettings
 from ..suite.settings import panel_for
 from .settle import Ask, sample_count, send, settle_or_judge
 
+PAIR_RANK = {"loss": 0, "tie": 1, "win": 2}  # the candidate's outcomes, worst first
+
 if TYPE_CHECKING:
     from ..compile.request import CompiledRequest
     from ..execution.jobs import JudgeOnce
@@ -31,6 +33,30 @@ if TYPE_CHECKING:
 
 # each member's samples (in the panel's order) into the case's outcome: rule, min_members
 CombinePanel = Callable[["Benchmark", Sequence[Sequence[Outcome]], str, int], Outcome]
+
+
+def panel_label(rule: str, min_members: int, members: Sequence[str]) -> str:
+    """``panel(majority, 2 of 3): a, b, c``: the judge a panel case's record names."""
+    return f"panel({rule}, {min_members} of {len(members)}): {', '.join(members)}"
+
+
+def pair_vote(outcomes: Sequence[str | None], rule: str, min_members: int) -> str | None:
+    """A panel's pairwise outcome for the candidate from its members' (``win``, ``loss``, ``tie``,
+    ``inconsistent``; None: the member errored); None when fewer than ``min_members`` answered.
+
+    A member's ``inconsistent`` pair counts as a tie, as in the statistics. ``majority``: the
+    outcome more than half the members that answered name, else ``inconsistent`` (the panel has no
+    majority: counted as a tie, and the case goes to review); ``unanimous``: the worst outcome any
+    member names (a win needs every member's); ``any``: the best.
+    """
+    answered = ["tie" if o == "inconsistent" else o for o in outcomes if o is not None]
+    if len(answered) < min_members or not answered:
+        return None
+    if rule == "majority":
+        found = [o for o in PAIR_RANK if 2 * answered.count(o) > len(answered)]
+        return found[0] if found else "inconsistent"
+    ranked = sorted(answered, key=PAIR_RANK.__getitem__)
+    return ranked[0] if rule == "unanimous" else ranked[-1]
 
 
 def member_key(nodeid: str, member: int, sample: int) -> str:
@@ -55,6 +81,30 @@ def task_first(benchmark: Benchmark) -> str:
         "when the run starts (in the case file or the task output cache); its task has not produced "
         "them yet. Run it once with one judge (--llmjudge-model), then the panel judges the stored outputs"
     )
+
+
+def panel_or_error(benchmark: Benchmark, settings: Any) -> Panel | None:
+    """``benchmark``'s panel, None for a single judge; ``JudgeSetupError`` when its
+    ``min_members`` exceeds the run's panel."""
+    try:
+        return panel_for(benchmark, settings)
+    except ValueError as exc:
+        raise JudgeSetupError(f"{benchmark.location}: {exc}") from None
+
+
+def member_configs(host: Host, benchmark: Benchmark, panel: Panel) -> list[JudgeConfig | Outcome]:
+    """Each member's judge, in the panel's order; the ERROR outcome of a member whose model
+    cannot be configured (the others still judge)."""
+    from ..models.models import ModelConfigError
+
+    found: list[JudgeConfig | Outcome] = []
+    for member in panel.members:
+        try:
+            found.append(host.judges.config(member_benchmark(benchmark, member)))
+        except ModelConfigError as exc:
+            message = f"{benchmark.location}: panel judge {member.label}: {exc}"
+            found.append(Outcome(None, JudgeFailure("judge-setup", message), member.label, attempts=0))
+    return found
 
 
 @dataclass(frozen=True)
@@ -101,10 +151,7 @@ class PanelPipeline:
     def panel_of(self, benchmark: Benchmark) -> Panel | None:
         """``benchmark``'s panel, None for a single judge; ``JudgeSetupError`` when its
         ``min_members`` exceeds the run's panel."""
-        try:
-            return panel_for(benchmark, self.host.settings)
-        except ValueError as exc:
-            raise JudgeSetupError(f"{benchmark.location}: {exc}") from None
+        return panel_or_error(benchmark, self.host.settings)
 
     def planned(self, nodeid: str) -> bool:
         return nodeid in self._plans
@@ -136,13 +183,10 @@ class PanelPipeline:
         plan = self._plans[case.nodeid] = _Plan(panel)
         samples = sample_count(case.benchmark, self.host.settings)
         asks = []
-        for index, member in enumerate(panel.members):
+        for index, config in enumerate(member_configs(self.host, case.benchmark, panel)):
             plan.keys.append([])
-            try:
-                config = self._config(case.benchmark, member)
-            except JudgeSetupError as exc:
-                failure = JudgeFailure("judge-setup", str(exc))
-                plan.setup[index] = Outcome(None, failure, member.label, attempts=0)
+            if isinstance(config, Outcome):
+                plan.setup[index] = config
                 continue
             for sample in range(samples):
                 key = member_key(case.nodeid, index, sample)
@@ -150,14 +194,6 @@ class PanelPipeline:
                 asks.append(Ask(key, job, config))
                 plan.keys[index].append(key)
         return asks
-
-    def _config(self, benchmark: Benchmark, member: PanelMember) -> JudgeConfig:
-        from ..models.models import ModelConfigError
-
-        try:
-            return self.host.judges.config(member_benchmark(benchmark, member))
-        except ModelConfigError as exc:
-            raise JudgeSetupError(f"{benchmark.location}: panel judge {member.label}: {exc}") from None
 
     def result(self, case: JudgedCase) -> Outcome:
         """The case's outcome once every member's samples are in (waiting for those still running)."""

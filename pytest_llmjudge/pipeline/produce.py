@@ -39,15 +39,18 @@ def produce_or_settle(step: TaskStep, case: CaseToJudge) -> TaskOutput | None:
     return TaskOutput(planned=planned) if produced is None else TaskOutput(produced=produced)
 
 
-def prepare_task_start(host: Host, case: CaseToJudge, planned: Planned) -> JudgeConfig | None:
+def prepare_task_start(
+    host: Host, case: CaseToJudge, planned: Planned, judged: bool = True
+) -> JudgeConfig | None:
     """Before a job runs ``case``'s task: the judge (None for a ``code`` case, whose checks
-    decide) and, under a USD budget, the judge's and the task model's prices checked; a local task
-    server started here, not on the scheduler's loop. The judge's own local server starts only
-    once an output needs it (``TaskOutputs.served``)."""
+    decide, or with ``judged`` False: a panel's members, which the caller configures) and, under
+    a USD budget, the judge's and the task model's prices checked; a local task server started
+    here, not on the scheduler's loop. The judge's own local server starts only once an output
+    needs it (``TaskOutputs.served``)."""
     from ..judging.preload import load_judging
 
     config = None
-    if case.benchmark.spec.evaluator_type != "code":
+    if judged and case.benchmark.spec.evaluator_type != "code":
         config = host.judge_config(case)
         host.require_price(config.model_name, config.price)
     step = host.tasks.step

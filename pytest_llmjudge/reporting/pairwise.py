@@ -43,16 +43,26 @@ def loss_report(benchmark: Benchmark, case: Case, result: PairResult) -> Failure
         f"case {case.id} at {case.location.path}:{case.location.line}",
         f"pairwise: LOSS against the baseline output (from the {source})",
     ]
+    if result.panel is not None:
+        lines[-1] += f", by the panel's vote ({result.panel.rule})"
     reasons = []
-    for order in result.orders:
-        answer = order.answer
-        reason = answer.reason if answer else ""
-        reasons.append(reason)
-        lines.append(answer_line(order.request.candidate_position, answer.winner if answer else None, reason))
+    judges = result.members or (result,)  # a panel: each member's outcome, then its answers
+    for judge in judges:
+        indent = ""
+        if result.panel is not None:
+            shown = judge.outcome or f"ERROR {judge.failure}"
+            lines.append(f"{judge.model}: {shown}")
+            indent = "  "
+        for order in judge.orders if judge.failure is None else ():
+            answer = order.answer
+            reason = answer.reason if answer else ""
+            reasons.append(reason)
+            position = order.request.candidate_position
+            lines.append(indent + answer_line(position, answer.winner if answer else None, reason))
     lines += [f"candidate output: {_shown(result.candidate_output)}"]
     if result.baseline is not None:
         lines.append(f"baseline output: {_shown(result.baseline.output)}")
-    digests = ", ".join(o.request.digest[:12] for o in result.orders)
+    digests = ", ".join(dict.fromkeys(o.request.digest[:12] for o in result.orders))
     cached = all(s.cached for o in result.orders for s in o.samples)
     lines.append(f"model: {result.model or '?'}   prompts: {digests}" + ("   (cached)" if cached else ""))
     text = "\n".join(lines)

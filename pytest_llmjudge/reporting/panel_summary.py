@@ -35,7 +35,8 @@ def agreement_lines(code: str, first: PanelRecord, stats: PanelAgreement) -> lis
         share = "n/a" if rate.rate is None else f"{100 * rate.rate:.1f} %"
         errored = f", {rate.errors} errored" if rate.errors else ""
         counts = f"({rate.passes} of {rate.answered}{errored})"
-        lines.append(f"  {number[rate.member]}. {rate.member}: passes {share} {counts}")
+        verb = "wins" if stats.outcomes else "passes"  # pairwise: its share of the candidate's wins
+        lines.append(f"  {number[rate.member]}. {rate.member}: {verb} {share} {counts}")
     pairs = ", ".join(f"{number[p.first]}–{number[p.second]} {_number(p.kappa)}" for p in stats.pairs)
     lines.append(f"  Cohen's κ: {pairs}")
     return lines

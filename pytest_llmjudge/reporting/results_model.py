@@ -263,7 +263,9 @@ class PairwiseCase(_Strict):
     unpaired: bool
     baseline_output: Any = Field(description="The output compared with: a string or a JSON value.")
     baseline_source: Literal["case file", "baseline results"] | None
-    answers: Annotated[list[PairwiseAnswer], Field(max_length=2)]
+    answers: list[PairwiseAnswer] = Field(
+        description="One per order asked; a panel's case: each member's two, member by member."
+    )
 
 
 class PanelMember(_Strict):
@@ -275,6 +277,11 @@ class PanelMember(_Strict):
     samples: Count
     input_tokens: Count
     output_tokens: Count
+    outcome: Literal["win", "loss", "tie", "inconsistent"] | None = Field(
+        default=None,
+        description="Pairwise mode: the candidate's outcome by this member's two answers "
+        "(its pass: not a loss); null when judged case by case, or it errored.",
+    )
 
 
 class PanelCase(_Strict):

@@ -109,7 +109,15 @@ def _panel(panel: PanelCase) -> PanelRecord:
     """A panel case's members as the run recorded them (their cost is in the case's)."""
     members = tuple(
         MemberRecord(
-            m.model, m.pass_, m.reason, m.error, m.cached, m.samples, m.input_tokens, m.output_tokens
+            m.model,
+            m.pass_,
+            m.reason,
+            m.error,
+            m.cached,
+            m.samples,
+            m.input_tokens,
+            m.output_tokens,
+            outcome=m.outcome,
         )
         for m in panel.members
     )

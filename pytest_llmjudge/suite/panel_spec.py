@@ -84,7 +84,7 @@ def spec_members(items: Sequence[Any]) -> tuple[PanelMember, ...]:
 
 def check_panel(judge: Any, where: Callable[[tuple[str | int, ...]], Location]) -> None:
     """A benchmark file's panel (``judge``: its ``JudgeSettings``) is usable: two judges or more,
-    each once, min_members within it, not beside ``judge.model``, and not in pairwise mode;
+    each once, min_members within it, and not beside ``judge.model``;
     ``where`` gives the line of a key path."""
     if judge is None or judge.panel is None:
         return
@@ -107,11 +107,4 @@ def check_panel(judge: Any, where: Callable[[tuple[str | int, ...]], Location]) 
             f"{judge.min_members} judges must answer, but the panel has {len(members)}",
             f"use a number from 1 to {len(members)} "
             f"(default: a majority, {default_min_members(len(members))})",
-        )
-    if judge.mode == "pairwise":
-        raise SpecError(
-            where(("judge", "mode")),
-            "judge.mode",
-            "pairwise mode takes one judge; a panel judges each case's output on its own",
-            "remove 'mode: pairwise', or give one judge with 'model:'",
         )

@@ -295,8 +295,6 @@ def panel_for(benchmark: Benchmark, settings: RunSettings) -> Panel | None:
     benchmark's ``min_members`` is larger than the run's panel.
     """
     own = benchmark.spec.judge
-    if pairwise_mode(benchmark, settings):
-        return None  # pairwise mode takes one judge (a file's panel beside it is refused at load)
     if own is not None and own.panel:
         members = spec_members(own.panel)
     elif own is not None and own.model:

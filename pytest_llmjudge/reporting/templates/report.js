@@ -144,7 +144,8 @@
       const row = body.appendChild(el("tr"));
       row.appendChild(el("td", "", m.model));
       const verdict = m.pass === null ? "none" : m.pass ? "pass" : "fail";
-      row.appendChild(el("td")).appendChild(pill(verdict === "none" ? "error" : verdict, verdict));
+      // pairwise: the candidate's outcome by this judge (its pass: not a loss)
+      row.appendChild(el("td")).appendChild(pill(verdict === "none" ? "error" : verdict, m.outcome || verdict));
       row.appendChild(el("td", "reason", m.reason));
       row.appendChild(el("td", "", m.cached ? "yes" : "no"));
       row.appendChild(el("td", "num", m.input_tokens + " / " + m.output_tokens));
