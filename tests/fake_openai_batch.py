@@ -45,6 +45,7 @@ class Request:
 
     method: str
     path: str
+    at: float = field(default_factory=time.monotonic, compare=False)  # when it arrived
 
 
 @dataclass

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fake_openai_batch import FakeBatchServer, serve
+from fake_openai_batch import FakeBatchServer, default_rule, serve
 
 CASES = 30
 # gpt-4o-mini: a model genai-prices prices, served by the fake server through --llmjudge-base-url
@@ -180,22 +180,48 @@ def test_pending_requests_are_counted_by_request_and_batch(tmp_path: Path) -> No
     assert len(list((tmp_path / "batches").glob("*.json"))) == 1
 
 
-def test_a_wait_that_runs_out_keeps_the_batch_pending_for_the_next_run(
+def test_a_wait_that_runs_out_ends_at_once_as_pending_and_the_next_run_collects(
     project: pytest.Pytester, fake: FakeBatchServer
 ) -> None:
     (project.path / "benchmarks" / "B1.yaml").write_text(benchmark(2))
     fake.polls = 10**6  # the batch never ends while the first run waits
-    waited, _ = run(
-        project, fake, "waited", "--llmjudge-batch=on", "--llmjudge-batch-wait=3s", "--llmjudge-attempts=1"
-    )
+    waited, data = run(project, fake, "waited", "--llmjudge-batch=on", "--llmjudge-batch-wait=4s")
     out = waited.stdout.str()
     assert waited.ret != 0 and fake.created_batches == 1, out
-    assert "pending: 2 requests in 1 batch; collect with" in out
+    pending = "pending: 2 requests in 1 batch; collect with pytest --llmjudge-batch=collect"
+    assert pending in out
+    assert any(r.startswith(pending) for r in data["exit_reasons"]), data["exit_reasons"]
+    # the wait ran out once: no retry waits again (3 attempts by default), the batch is not cancelled
+    assert "0 retries" in out, out
+    reasons = [c["reason"] for b in data["benchmarks"] for c in b["cases"]]
+    assert all(
+        r.startswith("batch-pending: batch batch-2 still running after --llmjudge-batch-wait=4s")
+        for r in reasons
+    ), reasons
+    batch_calls = [r.at for r in fake.requests if r.path.startswith("/v1/batches")]
+    assert max(batch_calls) - min(batch_calls) < 2 * 4  # checked for one wait, not one per attempt
+    assert all(b["status"] != "cancelled" for b in fake.batches.values())
 
     fake.polls = 0
     collected, data = run(project, fake, "collected", "--llmjudge-batch=on")
     assert fake.created_batches == 1 and fake.live == 0, collected.stdout.str()
     assert sorted(verdicts(data).values()) == ["fail", "pass"]
+    assert not any(r.startswith("pending:") for r in data["exit_reasons"])
+
+
+def test_a_judge_batch_true_benchmark_left_pending_fails_the_run_and_says_how_to_collect(
+    project: pytest.Pytester, fake: FakeBatchServer
+) -> None:
+    text = benchmark(3).replace("threshold: 0.5\n", "threshold: 0.5\njudge: {batch: true}\n")
+    (project.path / "benchmarks" / "B1.yaml").write_text(text)
+    (project.path / "benchmarks" / "B2.yaml").write_text(benchmark(2).replace("B1", "B2"))
+    fake.polls = 10**6
+    result, data = run(project, fake, "mixed", "--llmjudge-batch-wait=3s")
+    out = result.stdout.str()
+    assert result.ret == 1 and fake.live == 2, out
+    pending = "pending: 3 requests in 1 batch; collect with"
+    assert pending in out, out
+    assert any(r.startswith(pending) for r in data["exit_reasons"]), data["exit_reasons"]
 
 
 def test_a_benchmark_with_judge_batch_true_is_batched_in_a_live_run(
@@ -207,3 +233,49 @@ def test_a_benchmark_with_judge_batch_true_is_batched_in_a_live_run(
     result, data = run(project, fake, "mixed")
     assert fake.batched == 3 and fake.live == 2, result.stdout.str()
     assert data["totals"]["cases"] == 5 and data["totals"]["errors"] == 0
+
+
+def pairwise_rule(text: str) -> dict[str, Any]:
+    """A pairwise request's answer: the output that says BETTER wins; single requests as usual."""
+    if "<OutputA>" not in text:
+        return default_rule(text)
+    a, b = (re.findall(rf"<Output{s}>(.*?)</Output{s}>", text, re.S)[-1:] for s in "AB")
+    a_better, b_better = ("BETTER" in "".join(found) for found in (a, b))
+    winner = "tie" if a_better == b_better else "A" if a_better else "B"
+    return {"winner": winner, "reason": f"{winner} is preferred"}
+
+
+def test_submit_and_collect_cover_reasoning_styles_and_pairwise_calls(
+    project: pytest.Pytester, fake: FakeBatchServer
+) -> None:
+    benchmarks = project.path / "benchmarks"
+    (benchmarks / "B1.yaml").write_text(
+        benchmark(3).replace("threshold: 0.5\n", "threshold: 0.5\njudge: {prompt_style: short_cot}\n")
+    )
+    pairs = "".join(
+        f"  - {{id: p{i}, candidate_output: {c} {i}, baseline_output: {b} {i}}}\n"
+        for i, (c, b) in enumerate([("BETTER", "plain"), ("plain", "BETTER")])
+    )
+    (benchmarks / "P1.yaml").write_text(
+        "code: P1\nconcept: The output is good.\ninclusion_criteria: Apply always. Flag a bad output.\n"
+        "threshold: 0.5\njudge: {mode: pairwise}\ncases:\n" + pairs
+    )
+    fake.rule = pairwise_rule
+    submitted, _ = run(project, fake, "submitted", "--llmjudge-batch=submit")
+    out = submitted.stdout.str()
+    assert submitted.ret != 0 and fake.live == 0 and fake.batched == 0, out
+    # 3 chain-of-thought cases and 2 pairwise cases in both orders: every call recorded, none waited for
+    assert "pending: 7 requests in " in out, out
+    assert len(list((benchmarks.parent / ".llmjudge" / "batches").glob("*.json"))) == 7
+    created = fake.created_batches
+
+    collected, data = run(project, fake, "collected", "--llmjudge-batch=collect")
+    out = collected.stdout.str()
+    assert fake.created_batches == created and fake.live == 0, out  # nothing submitted again
+    assert fake.batched == 7, out
+    assert verdicts(data) == {"c0": "fail", "c1": "pass", "c2": "pass", "p0": "pass", "p1": "fail"}, out
+    outcomes = {
+        c["id"]: c["pairwise"]["outcome"] for b in data["benchmarks"] for c in b["cases"] if c.get("pairwise")
+    }
+    assert outcomes == {"p0": "win", "p1": "loss"}, out
+    assert list((benchmarks.parent / ".llmjudge" / "batches").glob("*.json")) == [], out

@@ -172,7 +172,7 @@ async def _judge(request: CompiledRequest, config: JudgeConfig) -> tuple[Verdict
         return await _run_agent(request, config, [])
     messages = template.messages(user_prompt(request))
     # a batched judge's request is submitted (or collected) and answered once its batch ends
-    response = await send(config.model, request.digest, messages, template.settings, template.params)
+    response = await send(config.model, messages, template.settings, template.params)
     chars = len(sent_text(messages, template.schemas))
     usage = priced_usage(config.price, [response], request_chars=chars)
     verdict_calls = _verdict_calls(response, template)

@@ -4,6 +4,7 @@ them by the functions a run uses (``gating.run_verdict``). Pure: the command rea
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -182,7 +183,7 @@ def merged_verdict(
         rubrics=merged_rubrics(shards),
     )
     signals = signals_of(shards, records)
-    return decide_run(
+    verdict = decide_run(
         gates,
         signals.status,
         broken=signals.broken,
@@ -191,6 +192,36 @@ def merged_verdict(
         records=records,
         over_budget=signals.over_budget,
     )
+    return with_pending(verdict, pending_of(shards))
+
+
+_PENDING = re.compile(r"^pending: (\d+) requests? in (\d+) batch(?:es)?; (collect with .*)$")
+
+
+def pending_of(shards: Sequence[Shard]) -> str | None:
+    """The shards' ``pending: N requests in M batches; collect with …`` reasons added up (each
+    shard's requests wait under its own ``.llmjudge/batches``); None when none left any."""
+    found = [m for shard in shards for r in shard.results.exit_reasons if (m := _PENDING.match(r))]
+    if not found:
+        return None
+    requests, batches = (sum(int(m.group(i)) for m in found) for i in (1, 2))
+    return (
+        f"pending: {requests} request{'s' if requests != 1 else ''} in {batches} "
+        f"batch{'es' if batches != 1 else ''}; {found[0].group(3)} (in each shard's job)"
+    )
+
+
+def with_pending(verdict: RunVerdict, reason: str | None) -> RunVerdict:
+    """``verdict`` failing for ``reason`` (``pending: …``), if any: nothing that waits was decided."""
+    from dataclasses import replace
+
+    from ..gating.exit_status import TESTS_FAILED
+    from ..gating.run_verdict import NOTHING_FAILED
+
+    if reason is None:
+        return verdict
+    reasons = (*(r for r in verdict.reasons if r != NOTHING_FAILED), reason)
+    return replace(verdict, status=max(verdict.status, TESTS_FAILED), reasons=reasons)
 
 
 def merged_results(
