@@ -16,7 +16,9 @@ and ``hookspecs`` are the top-level modules) against the test selection that
 Prints, per package, killed / survived / total, the score (killed ÷ tested, as ``mutmut badge``
 counts it) and the wall time, then every mutant not killed (``cd mutants/<package> && mutmut
 show NAME`` shows its diff); exits 1 when a package's score is under ``--min-score``.
-``--keep`` reuses each package's results from the last run for unchanged code.
+``--keep`` reuses each package's results from the last run for unchanged code: its killed
+mutants stay killed, and the others (survived, no tests, suspicious) are tested again with the
+tests as they are now.
 """
 
 from __future__ import annotations
@@ -41,6 +43,9 @@ NOT_KILLED = ("survived", "no tests", "suspicious", "segfault")
 TOP_LEVEL = ("plugin", "hookspecs")  # modules beside the packages, each mutated as one "package"
 SUMMARY = "summary.json"
 _COUNTS = ("killed", "survived", "no_tests", "timeout", "suspicious", "skipped", "total")
+# mutmut's exit codes of a decided mutant that a later run keeps: killed (1, 3), skipped (34),
+# timeout (36, and the CPU-limit signals), caught by the type check (37)
+_DECIDED = frozenset({1, 3, 34, 36, 37, 24, -24, 152, 255})
 
 
 @dataclass(frozen=True)
@@ -114,6 +119,21 @@ def _scratch(package: str, pyproject: str, tests: list[str], keep: bool) -> Path
     return where
 
 
+def _retest_not_killed(where: Path) -> int:
+    """Forget the last run's verdict on every mutant that was not killed, so that ``mutmut run``
+    tests it again (mutmut keeps every verdict, so new tests would never reach a survivor)."""
+    reset = 0
+    for meta in (where / "mutants").rglob("*.meta"):
+        data = json.loads(meta.read_text(encoding="utf-8"))
+        codes: dict[str, int | None] = data.get("exit_code_by_key", {})
+        again = [key for key, code in codes.items() if code is not None and code not in _DECIDED]
+        if again:
+            codes.update(dict.fromkeys(again))
+            meta.write_text(json.dumps(data, indent=4), encoding="utf-8")
+            reset += len(again)
+    return reset
+
+
 def _mutmut_run(mutmut: str, where: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([mutmut, *args], cwd=where, capture_output=True, text=True, check=False)
 
@@ -124,6 +144,8 @@ def run_package(
     """Mutate one package in its scratch folder; its figures are kept in ``summary.json``."""
     mutmut = _mutmut()
     where = _scratch(package, pyproject, tests, keep)
+    if keep:
+        _retest_not_killed(where)
     started = time.monotonic()
     run = _mutmut_run(mutmut, where, "run", "--max-children", str(max_children))
     elapsed = time.monotonic() - started
@@ -181,7 +203,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--table", action="store_true", help="print the last results as a Markdown table")
     parser.add_argument("--min-score", type=float, default=90.0, help="lowest passing score, in %%")
     parser.add_argument("--max-children", type=int, default=os.cpu_count() or 2, help="parallel mutants")
-    parser.add_argument("--keep", action="store_true", help="reuse mutants/<package>/ from the last run")
+    parser.add_argument(
+        "--keep",
+        action="store_true",
+        help="resume from mutants/<package>/: killed mutants stay killed, the others are tested again",
+    )
     args = parser.parse_args(argv)
     pyproject, packages = _settings()
     chosen = args.package or list(packages)

@@ -168,3 +168,19 @@ def test_every_called_model_needs_a_price_under_a_usd_budget() -> None:
     assert "gpt-4o-mini" not in message
     del prices["openai:llama3@http://localhost:8000/v1"]
     assert check_priced(prices) is None
+
+
+def test_spending_exactly_the_limit_is_not_over_it() -> None:
+    budget = Budget(Decimal("0.01"), 100)
+    reservation = budget.reserve(Decimal("0.01"), 100)
+    assert isinstance(reservation, Reservation)
+    budget.settle(reservation, Decimal("0.01"), 100)
+    assert budget.overspent() is None
+    tokens = Budget(None, 100)
+    reservation = tokens.reserve(Decimal(0), 50)
+    assert isinstance(reservation, Reservation)
+    tokens.settle(reservation, Decimal(0), 150)
+    assert tokens.overspent() == (
+        "over budget: spent 150 of 100 tokens "
+        "(calls already in flight, or usage above its projection, passed it)"
+    )

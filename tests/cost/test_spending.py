@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import math
+import os
 from collections.abc import Iterable
 from decimal import Decimal
 from typing import Literal
@@ -464,3 +465,39 @@ def test_a_call_reserves_its_projection_in_the_run_budget() -> None:
     assert default is not None and default.kind == BUDGET_KIND
     assert run.overspent() is None
     run.close()
+
+
+def test_a_response_with_no_usage_at_all_is_estimated_from_its_answer() -> None:
+    class Bare:
+        parts = (Part("x" * 12),)  # a ModelResponse-like object with no usage attribute
+
+    usage = priced_usage(None, [Bare()], request_chars=80)
+    assert (usage.input_tokens, usage.output_tokens, usage.estimated) == (20, 3, 1)
+    unknown = priced_usage(None, [Counts()])  # no request text given: none is counted
+    assert (unknown.input_tokens, unknown.output_tokens, unknown.request_chars) == (0, 0, 0)
+
+
+def test_parts_without_text_or_arguments_add_nothing() -> None:
+    class ToolCall:
+        args = "abcd"
+
+    class Text:
+        content = "efg"
+
+    assert answer_chars([ToolCall(), Text(), object()]) == 7
+
+
+def test_without_an_environment_given_the_process_environment_carries_the_broker(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv(BUDGET_BROKER_ENV, raising=False)
+    controller = Spending(RunSettings(budget_tokens=100))
+    controller.open("controller")
+    try:
+        assert BUDGET_BROKER_ENV in os.environ
+        worker = Spending(RunSettings(budget_tokens=100))
+        worker.open("worker")
+        assert isinstance(worker.limit, BudgetClient)
+        worker.close()
+    finally:
+        controller.close()
