@@ -165,25 +165,33 @@ def run_package(
     return result
 
 
+def _duration(seconds: float) -> str:
+    minutes, rest = divmod(round(seconds), 60)
+    return f"{minutes}m{rest:02d}s"
+
+
 def line(result: PackageResult) -> str:
     """One package's figures in a line of the run's output."""
-    minutes, seconds = divmod(round(result.seconds), 60)
     return (
         f"{result.package}: {result.killed} killed, {result.survived} survived, {result.total} total "
         f"({result.no_tests} no tests, {result.timeout} timeout, {result.suspicious} suspicious, "
-        f"{result.skipped} skipped): {result.score:.1f} % killed in {minutes}m{seconds:02d}s"
+        f"{result.skipped} skipped): {result.score:.1f} % killed in {_duration(result.seconds)}"
     )
 
 
 def table(results: Sequence[PackageResult]) -> str:
     """The README's Markdown table: one row per package, then all of them together."""
-    rows = ["| package | killed | survived | total | killed % |", "|---|---:|---:|---:|---:|"]
+    rows = ["| package | killed | survived | total | killed % | time |", "|---|---:|---:|---:|---:|---:|"]
     for r in results:
-        rows.append(f"| `{r.package}/` | {r.killed} | {r.survived} | {r.total} | {r.score:.1f} |")
+        figures = f"{r.killed} | {r.survived} | {r.total} | {r.score:.1f} | {_duration(r.seconds)}"
+        rows.append(f"| `{r.package}/` | {figures} |")
     if len(results) > 1:
         counts = {name: sum(getattr(r, name) for r in results) for name in _COUNTS}
-        total = PackageResult("all", **counts, seconds=0.0)
-        rows.append(f"| all | {total.killed} | {total.survived} | {total.total} | {total.score:.1f} |")
+        total = PackageResult("all", **counts, seconds=sum(r.seconds for r in results))
+        rows.append(
+            f"| all | {total.killed} | {total.survived} | {total.total} | {total.score:.1f} | "
+            f"{_duration(total.seconds)} |"
+        )
     return "\n".join(rows)
 
 
