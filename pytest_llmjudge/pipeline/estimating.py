@@ -8,17 +8,26 @@ model is built (a hook's model object is only asked for its name), no local serv
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..execution.projection import judge_tokens
 
 if TYPE_CHECKING:
+    from ..compile.pairwise import PairwiseRequest
+    from ..compile.request import CompiledRequest
+    from ..cost.pricing import Price
     from ..cost.tokens import ModelTokens
     from ..execution.cache import VerdictCache
+    from ..suite.files import Benchmark
+    from .host import Baseline, CaseToJudge
     from .service import JudgingService
     from .task_step import Planned
+
+
+# A judge as the estimate sees it: its label, price and answer settings (pydantic-ai's ModelSettings).
+PlannedJudge = tuple[str, "Price | None", Mapping[str, Any]]
 
 
 @dataclass
@@ -35,7 +44,7 @@ class PlannedCalls:
     task_requests: list[str] = field(default_factory=list)  # the task requests to send
 
 
-def plan_calls(service: JudgingService, cases: Sequence[Any]) -> tuple[list[PlannedCalls], list[str]]:
+def plan_calls(service: JudgingService, cases: Sequence[CaseToJudge]) -> tuple[list[PlannedCalls], list[str]]:
     """Per benchmark (in order of appearance), the calls ``cases`` would make (each order of a
     pairwise case its own request); and the problems that keep cases from being estimated (no
     judge model), one line each."""
@@ -71,28 +80,53 @@ def _read_only_cache(service: JudgingService) -> VerdictCache | None:
     return VerdictCache(path, read_only=True)
 
 
+@dataclass(frozen=True)
+class _Judged:
+    """What a case's judge would be asked: its request, the output it is judged on, and for a
+    pairwise case the baseline that output is compared with."""
+
+    request: CompiledRequest
+    output: Any  # any JSON value
+    baseline: Baseline | None
+
+
 def _plan_case(
-    service: JudgingService, case: Any, plan: PlannedCalls, cache: VerdictCache | None, task: bool = True
+    service: JudgingService,
+    case: CaseToJudge,
+    plan: PlannedCalls,
+    cache: VerdictCache | None,
+    task: bool = True,
 ) -> str:
     """Add ``case``'s calls to ``plan`` (its task's too with ``task``: a panel's first member's);
     a problem that keeps it from being estimated, or ""."""
-    from ..models.models import ModelConfigError
+    judged = _judged(service, case, plan, task)
+    if judged is None:
+        return ""
+    judge = _judge_of(service, case.benchmark)
+    if isinstance(judge, str):
+        return judge
+    _plan_requests(service, case.benchmark, _requests_of(case, judged), judge, plan, cache)
+    return ""
+
+
+def _judged(service: JudgingService, case: CaseToJudge, plan: PlannedCalls, task: bool) -> _Judged | None:
+    """What ``case``'s judge would be asked (its task's call added to ``plan`` with ``task``, when
+    its output is still to come); None when the case makes no judge call."""
+    from .pairwise_pipeline import is_pair
     from .produce import produce_or_settle
-    from .settle import checks_decide, sample_count
+    from .settle import checks_decide
     from .task_step import with_output
 
-    benchmark = case.benchmark
-    kind = benchmark.spec.evaluator_type
-    if kind in {"code", "manual_sme"}:
-        return ""  # decided by checks, or by a person: no model call
-    pairwise = getattr(case, "pairwise_mode", False)
-    baseline = case.baseline if pairwise else None
+    if case.benchmark.spec.evaluator_type in {"code", "manual_sme"}:
+        return None  # decided by checks, or by a person: no model call
+    baseline = case.baseline if is_pair(case) else None
+    pairwise = is_pair(case)
     if pairwise and baseline is None:
-        return ""  # unpaired: never judged
+        return None  # unpaired: never judged
     request, output = case.request, case.case.spec.candidate_output
     task_output = produce_or_settle(service.tasks.step, case)
     if task_output is not None and task_output.failure is not None:
-        return ""  # the case errors without a call
+        return None  # the case errors without a call
     if task_output is not None and task_output.produced is not None:
         output = task_output.produced.output
         request = case.recompile(with_output(case.case, output))
@@ -102,9 +136,17 @@ def _plan_case(
             _plan_task(service, task_output.planned, plan)
         output = baseline.output if baseline is not None else output
     elif not pairwise and checks_decide(case) is not None:
-        return ""  # its checks fail it: the judge is not asked
+        return None  # its checks fail it: the judge is not asked
+    return _Judged(request, output, baseline)
+
+
+def _judge_of(service: JudgingService, benchmark: Benchmark) -> PlannedJudge | str:
+    """The label, price and settings of ``benchmark``'s judge; or the problem that keeps its
+    calls from being counted."""
+    from ..models.models import ModelConfigError
+
     try:
-        label, price, settings = service.judges.planned(benchmark)
+        return service.judges.planned(benchmark)
     except LookupError:
         return (
             "no judge model is configured (--llmjudge-model, LLMJUDGE_MODEL, llmjudge_model or "
@@ -112,14 +154,37 @@ def _plan_case(
         )
     except ModelConfigError as exc:
         return f"{benchmark.code}: judge model: {exc}"
+
+
+def _requests_of(case: CaseToJudge, judged: _Judged) -> Sequence[CompiledRequest | PairwiseRequest]:
+    """The requests sent for ``judged``: its one request; for a pairwise case each order its own,
+    none when the two outputs are identical."""
+    from .pairwise_pipeline import is_pair
+
+    if judged.baseline is None or not is_pair(case):
+        return (judged.request,)
+    from ..compile.pairwise import identical_outputs
+
+    return (
+        () if identical_outputs(judged.output, judged.baseline.output) else case.pair_requests(judged.output)
+    )
+
+
+def _plan_requests(
+    service: JudgingService,
+    benchmark: Benchmark,
+    requests: Sequence[CompiledRequest | PairwiseRequest],
+    judge: PlannedJudge,
+    plan: PlannedCalls,
+    cache: VerdictCache | None,
+) -> None:
+    """Add to ``plan`` the samples of ``requests`` the verdict cache answers, and those it misses
+    (none under ``--llmjudge-cache=replay``: a miss there is no call), with the judge's tokens."""
     from ..execution.cache import cache_key
     from ..execution.projection import sent_text_of
+    from .settle import sample_count
 
-    requests: tuple[Any, ...] = (request,)
-    if baseline is not None:  # a pairwise case: each order is its own request, identical ones none
-        from ..compile.pairwise import identical_outputs
-
-        requests = () if identical_outputs(output, baseline.output) else case.pair_requests(output)
+    label, price, settings = judge
     repeats = sample_count(benchmark, service.settings)
     mode = service.settings.cache
     for sent in requests:
@@ -141,7 +206,6 @@ def _plan_case(
                 cache=cache,
             )
         plan.misses.append((sent_text_of(sent), missing))
-    return ""
 
 
 def _plan_task(service: JudgingService, planned: Planned, plan: PlannedCalls) -> None:

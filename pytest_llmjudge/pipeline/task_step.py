@@ -81,6 +81,15 @@ class Planned:
     request: TaskRequest | None  # a model task's rendered request
 
 
+@dataclass
+class _Billed:
+    """What a task call used: its priced usage (none for a Python task: the plugin sees no model
+    call), and what its budget settles (None: the projection, when no usage came back)."""
+
+    usage: Usage = field(default_factory=lambda: Usage(cost=Decimal(0)))
+    used: Usage | None = None
+
+
 @dataclass(eq=False)
 class TaskStep:
     settings: RunSettings
@@ -152,64 +161,79 @@ class TaskStep:
         return await asyncio.shield(running)
 
     async def _produce(self, planned: Planned, slots: Slots) -> Produced:
-        from ..cost.spending import priced_usage
-        from ..tasks.model_task import ModelTask, ask_model
-        from ..tasks.output_cache import StoredOutput
-        from ..tasks.python_task import TaskRaised
-        from ..tasks.task_input import TaskOutputError, output_value
-
+        """Run ``planned``'s task within the task concurrency, its budget reserved and settled."""
         if self._semaphore is None:
             self._semaphore = asyncio.Semaphore(self.settings.task_concurrency)
-        task, label = planned.built.task, planned.built.task.label
         async with self._semaphore:
             budget = self.budget(planned)
             reservation = await budget.admit() if budget is not None else None
             if budget is not None and reservation is None:  # never cached: a rerun runs it
                 raise TaskFailed(_failure(budget.kind, budget.limit.message(), planned.case))
             started = time.perf_counter()
-            usage = Usage(cost=Decimal(0))  # a Python task: the plugin sees no model call
-            used: Usage | None = None  # what the budget settles (None: the projection)
+            billed = _Billed()
             try:
-                async with asyncio.timeout(self.settings.task_timeout):
-                    if isinstance(task, ModelTask):
-                        assert planned.request is not None and planned.built.model is not None
-                        from ..models.judges import endpoint
-
-                        model = self.model_of(planned.built.model, planned.built.base_url)
-                        async with slots.server(endpoint(model)):  # a local server's own slots
-                            raw, responses = await ask_model(
-                                model, planned.request, task.model_settings(), task.output_schema
-                            )
-                        usage = used = priced_usage(self.price(planned), responses)
-                    else:
-                        raw = await task(
-                            _task_input(planned.benchmark, planned.case, task_sees_truth(planned.built))
-                        )
-                output = _redacted(output_value(raw, self.settings.max_response_bytes))
-            except TimeoutError:
-                message = (
-                    f"task {label} took longer than --llmjudge-task-timeout={self.settings.task_timeout:g}s"
-                )
-                raise TaskFailed(_failure("task-timeout", message, planned.case)) from None
-            except TaskOutputError as exc:
-                raise TaskFailed(_failure("task-output", f"task {label} {exc}", planned.case)) from None
-            except TaskRaised as exc:  # whatever a Python task raises, SystemExit included
-                message = "\n".join([f"task {label} raised {exc}", *user_frames(exc.raised, self.root)])
-                raise TaskFailed(_failure("task-error", message, planned.case)) from None
-            except asyncio.CancelledError:
-                raise
-            except Exception as exc:  # whatever the system under test raises is its case's ERROR
-                message = f"task {label} raised {type(exc).__name__}: {exc}"
-                raise TaskFailed(_failure("task-error", message, planned.case)) from None
+                output = await self._output_of(planned, slots, billed)
             finally:
                 if budget is not None and reservation is not None:
-                    budget.settle(reservation, used)
+                    budget.settle(reservation, billed.used)
             latency = time.perf_counter() - started
+        return self._store(planned, output, billed.usage, latency)
+
+    async def _output_of(self, planned: Planned, slots: Slots, billed: _Billed) -> Any:
+        """The task's output, redacted, within the task timeout; whatever goes wrong is a
+        ``TaskFailed`` naming the task."""
+        from ..tasks.python_task import TaskRaised
+        from ..tasks.task_input import TaskOutputError, output_value
+
+        label = planned.built.task.label
+        try:
+            async with asyncio.timeout(self.settings.task_timeout):
+                raw = await self._call(planned, slots, billed)
+                return _redacted(output_value(raw, self.settings.max_response_bytes))
+        except TimeoutError:
+            message = f"task {label} took longer than --llmjudge-task-timeout={self.settings.task_timeout:g}s"
+            raise TaskFailed(_failure("task-timeout", message, planned.case)) from None
+        except TaskOutputError as exc:
+            raise TaskFailed(_failure("task-output", f"task {label} {exc}", planned.case)) from None
+        except TaskRaised as exc:  # whatever a Python task raises, SystemExit included
+            message = "\n".join([f"task {label} raised {exc}", *user_frames(exc.raised, self.root)])
+            raise TaskFailed(_failure("task-error", message, planned.case)) from None
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # whatever the system under test raises is its case's ERROR
+            message = f"task {label} raised {type(exc).__name__}: {exc}"
+            raise TaskFailed(_failure("task-error", message, planned.case)) from None
+
+    async def _call(self, planned: Planned, slots: Slots, billed: _Billed) -> Any:
+        """The task's raw answer: a model task's (its usage priced into ``billed``), within its
+        server's slots; a Python task's, given the case's input."""
+        from ..tasks.model_task import ModelTask, ask_model
+
+        task = planned.built.task
+        if not isinstance(task, ModelTask):
+            return await task(_task_input(planned.benchmark, planned.case, task_sees_truth(planned.built)))
+        assert planned.request is not None and planned.built.model is not None
+        from ..cost.spending import priced_usage
+        from ..models.judges import endpoint
+
+        model = self.model_of(planned.built.model, planned.built.base_url)
+        async with slots.server(endpoint(model)):  # a local server's own slots
+            raw, responses = await ask_model(
+                model, planned.request, task.model_settings(), task.output_schema
+            )
+        billed.usage = billed.used = priced_usage(self.price(planned), responses)
+        return raw
+
+    def _store(self, planned: Planned, output: Any, usage: Usage, latency: float) -> Produced:
+        """The produced output, kept in the output cache when it is on."""
+        from ..tasks.output_cache import StoredOutput
+
+        label = planned.built.task.label
         produced = Produced(
             output,
             TASK,
             label,
-            task.fingerprint,
+            planned.built.task.fingerprint,
             latency,
             usage.input_tokens,
             usage.output_tokens,
