@@ -17,7 +17,7 @@ import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import cached_property, partial
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..compile.pairwise import PairwiseRequest
 from ..compile.request import CompiledRequest
@@ -34,8 +34,17 @@ if TYPE_CHECKING:
     from ..cost.pricing import Price
     from ..cost.spending import CallBudget
 
-# A single request's call answers a Verdict, a pairwise request's (judging.pairwise_judge) a PairwiseVerdict.
-JudgeCall = Callable[[Any], Awaitable[tuple[Verdict | PairwiseVerdict, Usage]]]
+
+class JudgeCall(Protocol):
+    """One attempt at judging a job's request (``CaseJob.request``, the only request it is given):
+    a single request's call answers a Verdict, a pairwise request's (``judging.pairwise_judge``)
+    a PairwiseVerdict; a failure raises ``JudgeFailure``."""
+
+    def __call__(
+        self, request: CompiledRequest | PairwiseRequest, /
+    ) -> Awaitable[tuple[Verdict | PairwiseVerdict, Usage]]: ...
+
+
 Sleep = Callable[[float], Awaitable[None]]
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 from pydantic_evals.evaluators import (
     Contains,
@@ -16,9 +16,18 @@ from pydantic_evals.evaluators import (
 )
 from pydantic_evals.evaluators.context import EvaluatorContext
 
-from ..suite.files import Case, CheckSpec
+from ..suite.files import Benchmark, Case, CheckSpec
 from .evals_adapter import span_tree_unavailable
 from .verdict import JudgeFailure, Outcome, Verdict
+
+
+class CheckedCase(Protocol):
+    """A case whose benchmark's checks can run (``pipeline.host.JudgedCase`` is one)."""
+
+    @property
+    def case(self) -> Case: ...
+    @property
+    def benchmark(self) -> Benchmark: ...
 
 
 class CheckConfigError(Exception):
@@ -85,9 +94,9 @@ def run_checks(case: Case, checks: list[CheckSpec]) -> Verdict:
     return Verdict(True, f"all {len(checks)} deterministic check(s) passed", 1.0)
 
 
-def checked_outcome(case: Any) -> Outcome:
-    """The deterministic checks of a ``code`` or ``hybrid`` case (anything with a ``case`` and a
-    ``benchmark``) as its outcome; a broken check errors its case, not the run."""
+def checked_outcome(case: CheckedCase) -> Outcome:
+    """The deterministic checks of a ``code`` or ``hybrid`` case as its outcome; a broken check
+    errors its case, not the run."""
     try:
         verdict = run_checks(case.case, list(case.benchmark.spec.checks or ()))
     except CheckConfigError as exc:
