@@ -9,6 +9,7 @@ model (the provider's resolved snapshot); here its verdict depends on the output
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -45,7 +46,7 @@ def _run(pytester: pytest.Pytester, fake: FakeOpenAI, *args: str) -> pytest.RunR
     fake.requests.clear()
     return pytester.runpytest(
         "-p", "no:cacheprovider", "-p", "no:syrupy", "benchmarks", "--llmjudge-model=fake-judge",
-        f"--llmjudge-base-url={fake.url}/v1", "--llmjudge-attempts=1", *args,
+        f"--llmjudge-base-url={fake.url}/v1", "--llmjudge-attempts=1", "--llmjudge-concurrency=4", *args,
     )  # fmt: skip
 
 
@@ -81,3 +82,67 @@ def test_stale_cached_verdicts_are_rejudged_so_the_gate_rests_on_one_judge(
     # the new verdicts were cached: the next run calls nothing and is still judged by B alone
     again = _run(pytester, fake, "--llmjudge-rejudge-stale", "--llmjudge-fail-on=regression")
     assert len(fake.completions) == 0 and again.ret == 0
+
+
+def _twenty(pytester: pytest.Pytester, bad: int = 0) -> None:
+    """B1 of 20 cases; c18 and c19 say EDGEOUT (only snapshot B fails them), the first ``bad`` BADOUT."""
+    outputs = {18: "EDGEOUT18", 19: "EDGEOUT19"} | {i: f"BADOUT{i}" for i in range(bad)}
+    _suite(pytester, 20, outputs)
+
+
+def test_rejudging_the_baseline_measures_the_judges_drift_and_finds_a_real_regression(
+    pytester: pytest.Pytester, fake: FakeOpenAI
+) -> None:
+    _twenty(pytester)
+    assert _run(pytester, fake, "--llmjudge-results=base.json").ret == 0  # all 20 pass under A
+    fake.model = B  # the provider moved the alias; the candidate breaks 6 cases
+    _twenty(pytester, bad=6)
+    gated = ("--llmjudge-baseline=base.json", "--llmjudge-fail-on=regression")
+    changed = _run(pytester, fake, *gated)  # (the cache of A's verdicts is kept for the next run)
+    changed.stdout.fnmatch_lines(["*B1: mixed judges*", "*gate B1 failed: judge changed*"])
+    outputs = ("--llmjudge-results=now.json", "--llmjudge-html=now.html")
+    result = _run(pytester, fake, *gated, "--llmjudge-rejudge-baseline", *outputs)
+    # today's judge: the 14 outputs of both runs that A had judged (the first call also learns
+    # which snapshot answers: all 20 of this run's verdicts were cached, of two snapshots), and
+    # the 6 outputs only the baseline had (A's cached verdicts of them are stale too)
+    sent = [sent_text(r.body) for r in fake.completions]
+    assert len(sent) == 21
+    only_baseline = [found for text in sent for found in re.findall(r"\bo[0-5]\b", text)]
+    assert sorted(only_baseline) == [f"o{i}" for i in range(6)]
+    assert result.ret == 1
+    drift = (
+        "*B1: judge drift on the baseline's outputs: 2 of 20 verdict(s) flipped (2 pass → fail, 0 fail → pass"
+    )
+    result.stdout.fnmatch_lines([f"{drift}; exact McNemar p = 0.5)*judged again by *{B}*"])
+    result.stdout.fnmatch_lines(["*gate B1 failed: regression against the baseline: 6 case(s) pass → fail*"])
+    assert "judge changed" not in result.stdout.str() and "mixed judges" not in result.stdout.str()
+    data = _results(pytester, "now.json")
+    (comparison,) = data["comparison"]
+    assert (comparison["b"], comparison["c"], comparison["p_value"]) == (6, 0, 0.03125)
+    assert comparison["verdict"] == "regression" and comparison["judge_change"] is None
+    (row,) = data["judge_drift"]
+    assert (row["rejudged"], row["pass_to_fail"], row["fail_to_pass"], row["p_value"]) == (20, 2, 0, 0.5)
+    assert A in row["baseline_judges"] and B in row["judge"]
+    html = (pytester.path / "now.html").read_text()
+    assert "judge drift on the baseline's outputs" in html and "2 pass → fail" in html
+
+
+def test_a_baseline_without_stored_outputs_is_a_usage_error_naming_it(
+    pytester: pytest.Pytester, fake: FakeOpenAI
+) -> None:
+    _suite(pytester, 2)
+    assert _run(pytester, fake, "--llmjudge-results=base.json").ret == 0
+    old = _results(pytester, "base.json")
+    old["format"] = 1  # a format-1 file stored no outputs
+    for case in old["benchmarks"][0]["cases"]:
+        del case["produced"]
+    (pytester.path / "old.json").write_text(json.dumps(old))
+    result = _run(pytester, fake, "--llmjudge-baseline=old.json", "--llmjudge-rejudge-baseline")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR and not fake.completions
+    named = "--llmjudge-baseline old.json: 2 compared case(s) have no stored output to judge again"
+    result.stderr.fnmatch_lines([f"*{named} (B1::c0, B1::c1)*"])
+    alone = _run(pytester, fake, "--llmjudge-rejudge-baseline")
+    assert alone.ret == pytest.ExitCode.USAGE_ERROR
+    alone.stderr.fnmatch_lines(
+        ["*--llmjudge-rejudge-baseline*give its results file with --llmjudge-baseline FILE*"]
+    )

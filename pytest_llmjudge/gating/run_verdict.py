@@ -21,6 +21,7 @@ from .gates import BenchmarkGate, RubricGate, applied_rule, why
 
 if TYPE_CHECKING:
     from .calibration_run import BenchmarkCalibration
+    from .judge_drift import JudgeDrift
     from .pairwise_stats import PairwiseFigures
     from .records import CaseRecord, JudgeFacts
     from .statistics import Comparison
@@ -69,6 +70,7 @@ class RunGates:
     flips: tuple[Flip, ...] | None = None
     notes: tuple[str, ...] = ()  # what the run must say about its gates (an unread baseline)
     pairwise: tuple[PairwiseFigures, ...] | None = None  # the pairwise benchmarks' figures
+    drift: tuple[JudgeDrift, ...] | None = None  # --llmjudge-rejudge-baseline: the judge's flips
 
     def detail(self, code: str) -> str:
         """The one detail text of a benchmark's gate, as every output shows it."""

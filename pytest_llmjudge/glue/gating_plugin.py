@@ -4,6 +4,7 @@ run, before ``--junitxml`` writes its file; pytest's exit status follows it at t
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 import pytest
@@ -66,12 +67,12 @@ def gates_of(run: Run) -> tuple[RunGates, RubricFiles]:
     from ..gating.calibration_run import CALIBRATION_FOLDER, calibrate
     from ..gating.run_verdict import GateSettings, gate_run
     from .rubric_files import load_rubric_files
-    from .run_results import baseline_of
+    from .run_results import rejudged_baseline
 
     settings = run.settings
     calibrations = calibrate(run.records, run.config.rootpath / CALIBRATION_FOLDER)
     rubrics = load_rubric_files(run.config, set(run.codes), run.parent_rubrics)
-    baseline, baseline_error = baseline_of(run.config)
+    baseline, baseline_error, drift = rejudged_baseline(run)  # drift: --llmjudge-rejudge-baseline
     rule = GateSettings(
         settings.gate, settings.margin, settings.alpha, settings.fail_on, bool(settings.baseline)
     )
@@ -83,7 +84,7 @@ def gates_of(run: Run) -> tuple[RunGates, RubricFiles]:
         calibrations=calibrations,
         rubrics=rubrics.specs,
     )
-    return gates, rubrics
+    return replace(gates, drift=drift), rubrics
 
 
 def finish(run: Run, decided_on: int, status_now: int) -> int:

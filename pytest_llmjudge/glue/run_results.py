@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 if TYPE_CHECKING:
+    from ..gating.judge_drift import JudgeDrift
     from ..reporting.results_writer import RunInfo
     from ..suite.settings import RunSettings
     from .run import Run
@@ -43,7 +44,10 @@ def read_baseline(config: pytest.Config, settings: RunSettings) -> None:
     """Read ``--llmjudge-baseline`` before anything is judged. A file that cannot be read is a
     usage error naming it; under ``--llmjudge-fail-on regression`` the run goes on and every gate
     fails, so a missing or broken baseline cannot switch the regression gate off."""
+    from .rejudging import check_rejudge_baseline
+
     if settings.baseline is None:
+        check_rejudge_baseline(settings, None)
         return
     from ..reporting.results_file import ResultsFileError, load_results
     from .outputs import output_path
@@ -55,12 +59,26 @@ def read_baseline(config: pytest.Config, settings: RunSettings) -> None:
         if settings.fail_on != "regression":
             raise pytest.UsageError(f"--llmjudge-baseline: {error}") from None
         results.baseline_error = f"--llmjudge-baseline: {error}"
+    check_rejudge_baseline(settings, results.baseline)
 
 
 def baseline_of(config: pytest.Config) -> tuple[dict[str, Any] | None, str | None]:
     """The baseline read when the run started, or why it could not be read."""
     results = _results(config)
     return results.baseline, results.baseline_error
+
+
+def rejudged_baseline(run: Run) -> tuple[dict[str, Any] | None, str | None, tuple[JudgeDrift, ...] | None]:
+    """``baseline_of``; under ``--llmjudge-rejudge-baseline`` the baseline's outputs judged by this
+    run's judge (what every output then shows as the baseline), and the judge's drift on them."""
+    baseline, error = baseline_of(run.config)
+    if baseline is None or not run.settings.rejudge_baseline:
+        return baseline, error, None
+    from .rejudging import rejudge_baseline
+
+    baseline, drift = rejudge_baseline(run, baseline)
+    _results(run.config).baseline = baseline
+    return baseline, error, drift
 
 
 def write_run_results(run: Run) -> None:
@@ -85,6 +103,7 @@ def write_run_results(run: Run) -> None:
         [f.to_dict() for f in gates.flips] if gates.flips is not None else None,
         {c.benchmark: c.to_dict() for c in gates.calibrations},
         pairwise=gates.pairwise,
+        judge_drift=gates.drift,
     )
     if settings.results:
         path = output_path(config, "results", settings.results)
@@ -187,6 +206,11 @@ def summary_lines(run: Run) -> list[tuple[str, dict[str, bool]]]:
                 {"yellow": True},
             )
         )
+    if gates.drift is not None:  # --llmjudge-rejudge-baseline: the judge alone, on identical outputs
+        lines += [
+            (f"{d.benchmark}: {d.text()}", {"yellow": bool(d.pass_to_fail + d.fail_to_pass)})
+            for d in gates.drift
+        ]
     if gates.comparisons is not None:
         lines.append(("", {}))
         lines += [(line, {}) for line in comparison_table(gates.comparisons)]

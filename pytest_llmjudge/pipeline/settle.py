@@ -59,7 +59,8 @@ def settle_or_judge(
         settled_now = settle_from_cache([ask.job for ask in asks], cache, mode)
     except CacheError as exc:  # damage found only when read
         raise JudgeSetupError(f"--llmjudge-cache-path: {exc}") from None
-    settled_now = drop_stale(host, asks, settled_now, kind)  # --llmjudge-rejudge-stale
+    learn = partial(_judge_now, host, asks, kind)
+    settled_now = drop_stale(host, [a.config for a in asks], settled_now, learn)  # --llmjudge-rejudge-stale
     pending: list[tuple[str, Job[Outcome]]] = []
     for ask, settled in zip(asks, settled_now, strict=True):
         if settled is not None:
@@ -68,6 +69,16 @@ def settle_or_judge(
         host.require_price(ask.config.model_name, ask.config.price)
         pending.append((ask.key, prepared_call(host, ask, kind)))
     return settled_now, pending
+
+
+def _judge_now(host: Host, asks: Sequence[Ask], kind: JudgeOnce[Any], index: int) -> Outcome:
+    """``asks[index]`` judged now, the main thread waiting (it learns who answers its judge)."""
+    ask = asks[index]
+    host.require_price(ask.config.model_name, ask.config.price)
+    key = ask.key + "\x00now"
+    send(host, [(key, prepared_call(host, ask, kind))])
+    assert host.scheduler is not None
+    return host.scheduler.result(key)
 
 
 def prepared_call(host: Host, ask: Ask, kind: JudgeOnce[Any]) -> Job[Outcome]:

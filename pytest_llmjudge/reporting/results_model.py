@@ -494,6 +494,18 @@ class Flip(_Strict):
     candidate: Verdict
 
 
+class JudgeDriftRow(_Strict):
+    """One benchmark's baseline outputs judged again by this run's judge (--llmjudge-rejudge-baseline)."""
+
+    benchmark: str
+    rejudged: Annotated[int, Field(ge=0)] = Field(description="Baseline verdicts judged again.")
+    pass_to_fail: Annotated[int, Field(ge=0)] = Field(description="Baseline passes the judge now fails.")
+    fail_to_pass: Annotated[int, Field(ge=0)] = Field(description="Baseline fails the judge now passes.")
+    p_value: Annotated[float, Field(ge=0, le=1)] = Field(description="Exact McNemar p of the flips.")
+    baseline_judges: str = Field(description="Who gave the baseline's verdicts (empty: not known).")
+    judge: str = Field(description="Who gave the new verdicts (empty: not known).")
+
+
 class ResultsFile(_Strict):
     """One judged run: settings, totals, gates per benchmark and rubric, every case and judge
     sample, calibration against human labels and the comparison with a baseline run."""
@@ -524,6 +536,12 @@ class ResultsFile(_Strict):
     rubrics: list[Rubric]
     comparison: list[Comparison] | None
     flips: list[Flip] | None
+    judge_drift: list[JudgeDriftRow] | None = Field(
+        None,
+        description="--llmjudge-rejudge-baseline: per benchmark, how many of the baseline's verdicts "
+        "flipped when its stored outputs were judged again by this run's judge; null otherwise. "
+        "Absent in files of earlier versions.",
+    )
 
 
 class _NoTitles(GenerateJsonSchema):

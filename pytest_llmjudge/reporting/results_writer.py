@@ -23,6 +23,7 @@ from .summary import Stats
 
 if TYPE_CHECKING:
     from ..gating.gates import BenchmarkGate, RubricGate
+    from ..gating.judge_drift import JudgeDrift
     from ..gating.pairwise_stats import PairwiseFigures
     from ..gating.records import CaseRecord
     from ..gating.statistics import Comparison
@@ -97,6 +98,7 @@ def build_results(
     flips: list[dict[str, str]] | None,
     calibrations: dict[str, dict[str, Any]] | None = None,
     pairwise: Sequence[PairwiseFigures] | None = None,
+    judge_drift: Sequence[JudgeDrift] | None = None,
 ) -> dict[str, Any]:
     """The format-1 dict of a run; ``calibrations`` maps a benchmark code to its ``calibration``,
     ``pairwise`` holds the pairwise benchmarks' figures."""
@@ -138,6 +140,7 @@ def build_results(
         "rubrics": [_rubric(r, rubric_members.get(r.code, [])) for r in rubrics],
         "comparison": None if comparisons is None else [c.to_dict() for c in comparisons],
         "flips": flips,
+        "judge_drift": None if judge_drift is None else [d.to_dict() for d in judge_drift],
     }
 
 
