@@ -3,6 +3,7 @@ is genai-prices' own calculation for its usage."""
 
 from __future__ import annotations
 
+from datetime import UTC
 from decimal import Decimal
 
 import pytest
@@ -231,3 +232,18 @@ def test_a_bad_price_option_shows_the_expected_form_and_the_value_given() -> Non
     with pytest.raises(ValueError) as raised:
         parse_price_option("m=0.1/y")
     assert str(raised.value) == "--llmjudge-price 'm=0.1/y': the output price 'y' is not a number"
+
+
+def test_a_call_is_priced_at_the_rates_in_force_when_it_was_made() -> None:
+    from datetime import datetime
+
+    deepseek = priced("deepseek:deepseek-chat")  # half price off-peak (16:30 to 00:30 UTC)
+    peak, off_peak = (datetime(2025, 6, 2, hour, tzinfo=UTC) for hour in (2, 17))
+    million = [RequestTokens(1_000_000)]
+    assert cost_of_requests(deepseek, million, at=peak) == Decimal("0.27")
+    assert cost_of_requests(deepseek, million, at=off_peak) == Decimal("0.135")
+
+
+def test_a_call_of_no_requests_costs_nothing_and_shows_so() -> None:
+    free = cost_of_requests(priced("openai:gpt-4o-mini"), [])
+    assert isinstance(free, Decimal) and format_usd(free) == "$0.00"

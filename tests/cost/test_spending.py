@@ -23,7 +23,7 @@ from pytest_llmjudge.cost.budget_broker import (
     BudgetBrokerError,
     BudgetClient,
 )
-from pytest_llmjudge.cost.pricing import Price, cost_of, price_for
+from pytest_llmjudge.cost.pricing import Price, RequestTokens, cost_of, price_for
 from pytest_llmjudge.cost.spending import (
     ADMIT_POLL,
     BUDGET_KIND,
@@ -501,3 +501,19 @@ def test_without_an_environment_given_the_process_environment_carries_the_broker
         worker.close()
     finally:
         controller.close()
+
+
+def test_each_response_says_how_its_tokens_are_known() -> None:
+    reported = Response(
+        Counts(input_tokens=100, cache_read_tokens=20, cache_write_tokens=30, output_tokens=5)
+    )
+    assert spending._tokens(reported, 0) == (RequestTokens(100, 20, 5, 30, False), "reported")
+    batch = Response(Counts(input_tokens=9, output_tokens=1), details={"processing": "batch"})
+    assert spending._tokens(batch, 0) == (RequestTokens(9, 0, 1, 0, True), "reported")
+    assert spending._tokens(Counts(), 10) == (RequestTokens(3, 0, 0), "estimated")
+    huge = spending.IMPLAUSIBLE_TOKENS + 1
+    assert spending._tokens(Counts(output_tokens=huge), 0) == (RequestTokens(0, 0, huge), "implausible")
+
+
+def test_no_usage_plus_no_usage_is_none() -> None:
+    assert Usage().plus(Usage()) == Usage() and Usage().plus(Usage()).cost is None
