@@ -279,3 +279,24 @@ def test_submit_and_collect_cover_reasoning_styles_and_pairwise_calls(
     }
     assert outcomes == {"p0": "win", "p1": "loss"}, out
     assert list((benchmarks.parent / ".llmjudge" / "batches").glob("*.json")) == [], out
+
+
+def test_model_task_calls_run_live_in_a_batched_run_and_the_run_says_so(
+    project: pytest.Pytester, fake: FakeBatchServer
+) -> None:
+    (project.path / "prompts").mkdir()
+    (project.path / "prompts" / "ask.yaml").write_text(
+        'messages:\n  - role: user\n    content: "Answer: {{ source_narrative }}"\n'
+        "template_variables: [source_narrative]\n"
+    )
+    cases = "".join(f"  - {{id: t{i}, source_narrative: case {i}}}\n" for i in range(3))
+    (project.path / "benchmarks" / "B1.yaml").write_text(
+        "code: B1\nconcept: The output is right.\ninclusion_criteria: Apply when there is output.\n"
+        f"threshold: 0.5\ntask:\n  model: openai:{MODEL}\n  base_url: {fake.url}/v1\n"
+        "  prompt_file: prompts/ask.yaml\ncases:\n" + cases
+    )
+    result, data = run(project, fake, "tasks", "--llmjudge-batch=on")
+    out = result.stdout.str()
+    assert fake.live == 3 and fake.batched == 3, out  # the task calls live, the judge calls batched
+    assert sorted(set(verdicts(data).values())) == ["pass"], out
+    assert "model tasks ran live: 3 task call(s) went to their models directly; --llmjudge-batch" in out

@@ -28,6 +28,7 @@ class BatchPlugin:
         self.config, self.mode = config, mode
         self.store = PendingStore(config.rootpath / PENDING_FOLDER)
         self.reason: str | None = None  # said by this plugin: a run with no verdict to carry it
+        self.live_tasks = 0  # model-task calls of a batched run: they are not batched
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         """Between the verdict (the gating plugin's first hook) and the results file (its last)."""
@@ -37,6 +38,8 @@ class BatchPlugin:
 
         run = getattr(self.config.stash.get(STATE, None), "run", None)
         records = getattr(run, "records", [])
+        if self.mode != "off":
+            self.live_tasks = live_task_calls(records)
         if self.mode == "off" and not any(left_pending(r) for r in records):
             return
         reason = pending_reason(self.store)
@@ -52,8 +55,19 @@ class BatchPlugin:
                 session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        if self.live_tasks:
+            terminalreporter.write_line(
+                f"model tasks ran live: {self.live_tasks} task call(s) went to their models directly; "
+                "--llmjudge-batch sends only judge calls through the batch API"
+            )
         if self.reason is not None:
             terminalreporter.write_line(self.reason, yellow=True, bold=True)
+
+
+def live_task_calls(records: list[CaseRecord]) -> int:
+    """The model-task calls the run made (outputs a task produced with tokens): never batched."""
+    produced = [r.produced for r in records if r.produced is not None and r.produced.source == "task"]
+    return sum(1 for p in produced if p.input_tokens or p.output_tokens)
 
 
 def left_pending(record: CaseRecord) -> bool:
