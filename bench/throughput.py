@@ -40,6 +40,12 @@ synchronous ``def`` judge (pydantic-ai runs it in a worker thread) on 3,000 and 
 and ``--llmjudge-repeats`` 5,000 and 10,000 on 3 cases (an instant ``async def`` judge).
 
     python bench/throughput.py --scale [--scale-max 20000] [--scale-rows all|cases|doubling]
+
+With ``--batch`` it measures instead row (h), N cases judged through a provider's batch API against
+the loopback server of the tests (``bench/batch_bench.py``): an ``--llmjudge-batch=on`` run, then
+``submit`` and ``collect`` runs, with the collection's calls per second:
+
+    python bench/throughput.py --batch [-n 1000] [--batch-poll 0.2]
 """
 
 from __future__ import annotations
@@ -478,7 +484,20 @@ def main() -> None:
         default="",
         help="--http: more options for the plugin's pytest run, e.g. --http-args='-s -p no:syrupy'",
     )
+    parser.add_argument(
+        "--batch",
+        action="store_true",
+        help="row (h) instead: N cases through a batch API (on, submit, collect) against a loopback server",
+    )
+    parser.add_argument(
+        "--batch-poll", type=float, default=0.2, help="--batch: seconds between batch checks (default 0.2)"
+    )
     args = parser.parse_args()
+    if args.batch:
+        from batch_bench import measure
+
+        measure(args.cases, args.per_file, args.batch_poll, write_project, environment)
+        return
     if args.http:
         http_rows(args)
         return
