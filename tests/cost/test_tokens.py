@@ -14,7 +14,10 @@ import tiktoken
 from pytest_llmjudge.cost.pricing import cost_of, price_for
 from pytest_llmjudge.cost.tokens import (
     ModelTokens,
+    TokenRange,
     chars_per_token,
+    input_counter,
+    output_range,
     projected_call,
     tiktoken_cache_dir,
     tokenizer_for,
@@ -121,3 +124,13 @@ def test_tiktoken_s_older_cache_variable_and_its_default_folder(monkeypatch: pyt
     monkeypatch.setenv("TIKTOKEN_CACHE_DIR", "/first")
     monkeypatch.setenv("DATA_GYM_CACHE_DIR", "/second")
     assert tiktoken_cache_dir() == Path("/first")
+
+
+def test_a_model_with_less_than_a_character_a_token_keeps_its_own_ratio() -> None:
+    count, basis = input_counter(ModelTokens(None, chars_per_token=0.5))
+    assert basis == "ratio of earlier calls" and count("x" * 10).expected == 20
+
+
+def test_an_odd_default_answer_and_a_generous_max_tokens() -> None:
+    output, basis = output_range(ModelTokens(None, default_output_tokens=101, max_output_tokens=250))
+    assert basis == "default" and output == TokenRange(101, 50, 202)  # twice the default, under max_tokens
