@@ -20,6 +20,7 @@ from ..local.model_file import PACKAGED_MODEL_NAME, LocalServerError
 from ..local.server import is_local_spec, normalize_base_url, parse_local_spec
 from .failure import JudgeFailure
 from .identity import with_fingerprint
+from .openai_adapter import prepare_once, settle_platform
 from .redact import clean_url, redact
 from .response_cap import DEFAULT_MAX_RESPONSE_BYTES
 
@@ -128,7 +129,7 @@ def build_model(
         built = models.infer_model(value, provider_factory=factory)
     except Exception as exc:  # pydantic-ai raises UserError and provider-specific errors here
         raise ModelConfigError(redact(f"cannot use judge model {value!r}: {_why(exc)}")) from None
-    return with_fingerprint(built)
+    return _ready(with_fingerprint(built))
 
 
 _MISSING_KEY = re.compile(r"Set the `([A-Z][A-Z0-9_]*)` environment variable")
@@ -245,4 +246,13 @@ def openai_compatible_model(
     )
     provider = OpenAIProvider(openai_client=client)
     chat = OpenAIChatModel(model_name, provider=provider, profile=profile, settings=settings)
-    return with_fingerprint(chat)
+    return _ready(with_fingerprint(chat))
+
+
+def _ready(model: models.Model) -> models.Model:
+    """``model`` with its per-call set-up done once (``openai_adapter``): its OpenAI client knows
+    the platform it names in every request's headers, and each request template's settings and
+    parameters are prepared once."""
+    settle_platform(model)
+    prepare_once(model)
+    return model
