@@ -265,6 +265,9 @@ class StoredCalibration:
     agreement: Agreement
     pairs: tuple[tuple[bool, bool], ...]
     cases: tuple[str, ...] = ()  # the case of each pair; empty in a file stored before cases were kept
+    # the snapshots that answered its judge calls (the provider's resolved models); empty when not
+    # known (a file stored before they were recorded, or a judge that names no snapshot)
+    snapshots: tuple[str, ...] = ()
 
 
 def _file_stem(benchmark: str) -> str:
@@ -287,9 +290,11 @@ def store_calibration(
     agreement: Agreement,
     pairs: Iterable[tuple[bool, bool]],
     cases: Sequence[str] = (),
+    snapshots: Iterable[str] = (),
 ) -> Path:
-    """Write the calibration (with the raw (human, judge) pairs and, if given, the case of each)
-    whole or not at all, and return its path. Failures to write are ``OSError``."""
+    """Write the calibration (with the raw (human, judge) pairs, if given the case of each, and
+    the snapshots that answered its judge calls) whole or not at all, and return its path.
+    Failures to write are ``OSError``."""
     pair_list = [[bool(human), bool(judge)] for human, judge in pairs]
     counts = Confusion(agreement.tp, agreement.fn, agreement.tn, agreement.fp)
     if confusion((human, judge) for human, judge in pair_list) != counts:
@@ -306,6 +311,8 @@ def store_calibration(
     }
     if cases:
         document["cases"] = list(cases)
+    if snapshot_list := sorted(set(snapshots)):
+        document["snapshots"] = snapshot_list
     path = calibration_path(folder, benchmark, fingerprint)
     # Written aside and renamed, so a concurrent reader never sees half a file.
     write_text(path, json.dumps(document, indent=1) + "\n")
@@ -313,31 +320,47 @@ def store_calibration(
 
 
 def merge_calibration(
-    folder: Path, fingerprint: str, benchmark: str, labelled: Mapping[str, tuple[bool, bool]]
+    folder: Path,
+    fingerprint: str,
+    benchmark: str,
+    labelled: Mapping[str, tuple[bool, bool]],
+    snapshots: Sequence[str] = (),
 ) -> StoredCalibration:
     """Store this run's labelled pairs (case → (human, judge)) into the benchmark's calibration for
     this judge, merged by case: a case judged now replaces its stored pair, the stored pairs of
-    cases not judged now (``-k``) stay. A stored file without case ids is replaced. Runs merge one
-    at a time (a lock beside the file); returns what is stored now. Failures are ``OSError``."""
+    cases not judged now (``-k``) stay. A stored file without case ids, or one whose pairs another
+    snapshot answered than this run's ``snapshots``, is replaced. Runs merge one at a time (a lock
+    beside the file); returns what is stored now. Failures are ``OSError``."""
     path = calibration_path(folder, benchmark, fingerprint)
     with locked(path):
         stored = load_calibration(folder, benchmark, fingerprint)
+        if stored is not None and not same_snapshots(stored.snapshots, snapshots):
+            stored = None  # another snapshot's verdicts: this run's pairs replace them
         # a file stored without case ids cannot be merged: this run's pairs replace it
         kept = zip(stored.cases, stored.pairs, strict=True) if stored is not None and stored.cases else ()
         merged = {case: pair for case, pair in kept if case not in labelled}
         merged.update(labelled)
         pairs = list(merged.values())
         agree = agreement(confusion(pairs))
-        store_calibration(folder, fingerprint, benchmark, agree, pairs, list(merged))
+        both = [*snapshots, *(stored.snapshots if stored is not None else ())]
+        store_calibration(folder, fingerprint, benchmark, agree, pairs, list(merged), both)
         now = _read(path)
     if now is None:
         raise OSError(f"{path} does not read back as the calibration just written")
     return now
 
 
-def _parse(path: Path) -> tuple[str, str, str, list[tuple[bool, bool]], tuple[str, ...]] | None:
-    """(fingerprint, benchmark, created, pairs, cases) of a stored calibration, or None for anything
-    unreadable, malformed or of another format."""
+def same_snapshots(stored: Sequence[str], now: Sequence[str]) -> bool:
+    """Whether a calibration whose judge calls ``stored`` snapshots answered vouches for verdicts
+    ``now`` snapshots gave: the same ones, or either side not known."""
+    return not stored or not now or set(stored) == set(now)
+
+
+def _parse(
+    path: Path,
+) -> tuple[str, str, str, list[tuple[bool, bool]], tuple[str, ...], tuple[str, ...]] | None:
+    """(fingerprint, benchmark, created, pairs, cases, snapshots) of a stored calibration, or None
+    for anything unreadable, malformed or of another format."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError, RecursionError):
@@ -364,7 +387,10 @@ def _parse(path: Path) -> tuple[str, str, str, list[tuple[bool, bool]], tuple[st
         return None
     if cases and (len(cases) != len(pairs) or len(set(cases)) != len(cases)):
         return None
-    return fingerprint, benchmark, created, pairs, tuple(cases)
+    snapshots = data.get("snapshots", [])
+    if not (isinstance(snapshots, list) and all(isinstance(s, str) and s for s in snapshots)):
+        return None
+    return fingerprint, benchmark, created, pairs, tuple(cases), tuple(snapshots)
 
 
 def _read(path: Path) -> StoredCalibration | None:
@@ -372,9 +398,9 @@ def _read(path: Path) -> StoredCalibration | None:
     parsed = _parse(path)
     if parsed is None:
         return None
-    fingerprint, benchmark, created, pairs, cases = parsed
+    fingerprint, benchmark, created, pairs, cases, snapshots = parsed
     agree = agreement(confusion(pairs))
-    return StoredCalibration(path, fingerprint, benchmark, created, agree, tuple(pairs), cases)
+    return StoredCalibration(path, fingerprint, benchmark, created, agree, tuple(pairs), cases, snapshots)
 
 
 def load_calibration(folder: Path, benchmark: str, fingerprint: str) -> StoredCalibration | None:

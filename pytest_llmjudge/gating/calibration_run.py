@@ -23,6 +23,7 @@ from .calibration import (
     corrected_interval,
     load_calibration,
     merge_calibration,
+    same_snapshots,
     stale_calibration,
     trust,
     why_no_correction,
@@ -31,6 +32,20 @@ from .gates import CORRECTED_RULES, EPSILON, BenchmarkGate
 from .records import CaseRecord
 
 STALE = "calibration is for another judge (model, settings or compiled instructions changed)"
+STALE_SNAPSHOT = "calibration is for another judge snapshot"
+
+
+def snapshots_of(records: Iterable[CaseRecord]) -> tuple[str, ...]:
+    """The snapshots that answered ``records``' judge calls (the provider's resolved models)."""
+    return tuple(sorted({s.answered_model for r in records for s in r.samples if s.answered_model}))
+
+
+def stale_snapshot(stored: Sequence[str], now: Sequence[str]) -> str:
+    """Why a stored calibration of one snapshot does not vouch for a run another one judged."""
+    return (
+        f"{STALE_SNAPSHOT} (stored for {', '.join(stored)}, this run judged by {', '.join(now)}): "
+        f"judge labelled cases with this snapshot, or pin the judge to the stored one"
+    )
 
 
 def fingerprint_of(record: CaseRecord) -> str:
@@ -125,15 +140,7 @@ def _benchmark(items: list[CaseRecord], folder: Path | None, seed: int) -> Bench
         if folder is not None and fingerprint:
             stored_labels, note = _store(folder, fingerprint, code, labelled)
     elif folder is not None and fingerprint:
-        stored = load_calibration(folder, code, fingerprint)
-        if stored is not None:
-            pairs, source, stored_labels = list(stored.pairs), "stored", stored.agreement.n_labels
-            note = (
-                f"reused the stored calibration of this judge ({stored.created}, {stored.path.name}, "
-                f"{stored_labels} labels)"
-            )
-        elif stale_calibration(folder, code, fingerprint):
-            note = STALE
+        pairs, source, stored_labels, note = _stored(folder, code, fingerprint, snapshots_of(items))
     wanted = (
         any(value is not None for value in minimums.values()) or gate_rule_of(items[0]) in CORRECTED_RULES
     )
@@ -165,6 +172,23 @@ def _benchmark(items: list[CaseRecord], folder: Path | None, seed: int) -> Bench
     )
 
 
+def _stored(
+    folder: Path, code: str, fingerprint: str, snapshots: Sequence[str]
+) -> tuple[list[tuple[bool, bool]], str, int | None, str]:
+    """(pairs, source, labels, note) of the stored calibration of this judge, reused when the
+    snapshots that answered this run's verdicts are those that answered its pairs."""
+    stored = load_calibration(folder, code, fingerprint)
+    if stored is None:
+        return [], "run", None, STALE if stale_calibration(folder, code, fingerprint) else ""
+    if not same_snapshots(stored.snapshots, snapshots):
+        return [], "run", None, stale_snapshot(stored.snapshots, snapshots)
+    labels = stored.agreement.n_labels
+    note = (
+        f"reused the stored calibration of this judge ({stored.created}, {stored.path.name}, {labels} labels)"
+    )
+    return list(stored.pairs), "stored", labels, note
+
+
 def _label_key(record: CaseRecord) -> str:
     """A labelled case's key in the stored calibration: a calibration item and a release case may
     share an id."""
@@ -176,7 +200,7 @@ def _store(folder: Path, fingerprint: str, code: str, labelled: list[CaseRecord]
     when that is not just this run's, or why it could not be written)."""
     pairs = {_label_key(r): (r.case_label == "pass", bool(r.judge_pass)) for r in labelled}
     try:
-        stored = merge_calibration(folder, fingerprint, code, pairs)
+        stored = merge_calibration(folder, fingerprint, code, pairs, snapshots_of(labelled))
     except OSError as error:
         return None, f"cannot write {calibration_path(folder, code, fingerprint)}: {error}"
     total = stored.agreement.n_labels
