@@ -300,3 +300,21 @@ def test_model_task_calls_run_live_in_a_batched_run_and_the_run_says_so(
     assert fake.live == 3 and fake.batched == 3, out  # the task calls live, the judge calls batched
     assert sorted(set(verdicts(data).values())) == ["pass"], out
     assert "model tasks ran live: 3 task call(s) went to their models directly; --llmjudge-batch" in out
+
+
+def test_merged_shards_add_up_their_pending_requests() -> None:
+    from types import SimpleNamespace
+
+    from pytest_llmjudge.reporting.results_merge import pending_of
+
+    def shard(*reasons: str) -> Any:
+        return SimpleNamespace(results=SimpleNamespace(exit_reasons=list(reasons)))
+
+    hint = "collect with pytest --llmjudge-batch=collect (the same suite and judge)"
+    shards = [
+        shard("gate failed: B1", f"pending: 3 requests in 1 batch; {hint}"),
+        shard(),
+        shard(f"pending: 1 request in 2 batches; {hint}"),
+    ]
+    assert pending_of(shards) == f"pending: 4 requests in 3 batches; {hint} (in each shard's job)"
+    assert pending_of([shard("gate failed: B1")]) is None
