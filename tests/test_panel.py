@@ -286,27 +286,47 @@ def test_a_member_that_errors_is_shown_and_the_others_decide_unless_too_few_answ
     assert [entry["case"] for entry in review] == ["split"]
 
 
-def test_a_panel_benchmark_whose_task_must_run_first_says_how_to_judge_it(
+def test_a_panel_benchmark_whose_task_must_run_first_runs_it_once_and_every_member_judges_it(
     pytester: pytest.Pytester, panel_server: FakeOpenAI
 ) -> None:
     pytester.makeini("[pytest]\n")
     (pytester.path / "app").mkdir()
     (pytester.path / "app" / "__init__.py").write_text("")
-    (pytester.path / "app" / "produce.py").write_text("def run(inputs):\n    return 'made'\n")
+    (pytester.path / "app" / "produce.py").write_text(
+        "from pathlib import Path\n\n"
+        "def run(case):\n"
+        "    with (Path(__file__).parent / 'runs.log').open('a') as log:\n"
+        "        log.write(case.inputs['who'] + '\\n')\n"
+        "    return 'made by ' + case.inputs['who']\n"
+    )
     (pytester.path / "benchmarks").mkdir()
     (pytester.path / "benchmarks" / "P4.yaml").write_text(
         "code: P4\nconcept: The output is right.\n"
         "inclusion_criteria: Apply when there is output. Flag if it is wrong.\n"
-        "task: app.produce:run\ncases:\n  - {id: c0, inputs: {q: 1}}\n"
-        "judge:\n  panel: [judge-a, judge-b]\n"
+        "task: app.produce:run\ncases:\n"
+        "  - {id: one-objects, inputs: {who: judge-b}}\n"
+        "  - {id: two-object, inputs: {who: judge-a judge-c}}\n"
+        "judge:\n  panel: [judge-a, judge-b, judge-c]\n"
     )
     args = ("-p", "no:cacheprovider", "-p", "no:syrupy", f"--llmjudge-base-url={panel_server.url}/v1")
-    result = pytester.runpytest_subprocess(*args, "benchmarks")
-    assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(
-        ["*benchmarks/P4.yaml:1:1: P4 is judged by a panel*Run it once with one judge*"]
-    )
-    assert "Traceback" not in result.stderr.str() and not panel_server.completions
+    result = pytester.runpytest_subprocess(*args, "--llmjudge-results=run.json", "-rA", "benchmarks")
+    result.assert_outcomes(passed=1 + 1, failed=1)  # and the prompt item
+    runs = (pytester.path / "app" / "runs.log").read_text().split("\n")
+    assert sorted(filter(None, runs)) == ["judge-a judge-c", "judge-b"]  # each case's task once
+    assert calls(panel_server) == {"judge-a": 2, "judge-b": 2, "judge-c": 2}  # every member judged it
+    assert all("made by" in sent_text(r.body) for r in panel_server.completions)
+    out = result.stdout.str()
+    assert "FAILED benchmarks/P4.yaml::P4::two-object - " in out and "panel: 1 of 3 judges pass" in out
+    cases = {
+        c["id"]: c for c in json.loads((pytester.path / "run.json").read_text())["benchmarks"][0]["cases"]
+    }
+    assert cases["one-objects"]["produced"]["output"] == "made by judge-b"
+    assert [m["pass"] for m in cases["one-objects"]["panel"]["members"]] == [True, False, True]
+
+    again = pytester.runpytest_subprocess(*args, "benchmarks")  # the outputs and verdicts are cached
+    again.assert_outcomes(passed=1 + 1, failed=1)
+    assert len(panel_server.completions) == 6
+    assert len(list(filter(None, (pytester.path / "app" / "runs.log").read_text().split("\n")))) == 2
 
 
 def test_adding_a_member_calls_only_it_and_a_single_judge_reuses_a_members_verdicts(

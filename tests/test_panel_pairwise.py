@@ -195,3 +195,30 @@ def test_a_pairwise_panel_member_that_errors_is_shown_and_too_few_answers_are_an
     result.assert_outcomes(passed=1, errors=6)
     out = result.stdout.str()
     assert re.search(r"only 2 of 3 panel judges answered, 3 needed \(openai:judge-down\S*: http-400", out)
+
+
+def test_a_pairwise_panel_whose_task_runs_first_judges_its_output_once_produced(
+    pytester: pytest.Pytester, pair_server: FakeOpenAI
+) -> None:
+    pytester.makeini("[pytest]\n")
+    (pytester.path / "app").mkdir()
+    (pytester.path / "app" / "__init__.py").write_text("")
+    (pytester.path / "app" / "produce.py").write_text(
+        "def run(case):\n    return 'made ' + case.inputs['good']\n"
+    )
+    (pytester.path / "benchmarks").mkdir()
+    (pytester.path / "benchmarks" / "PT.yaml").write_text(
+        "code: PT\nconcept: The output is good.\ninclusion_criteria: Apply always. Flag a bad output.\n"
+        "task: app.produce:run\njudge:\n  mode: pairwise\n  panel: [judge-a, judge-b, judge-c]\ncases:\n"
+        "  - {id: ac-win, inputs: {good: good-judge-a good-judge-c}, baseline_output: plain}\n"
+        "  - {id: b-loss, inputs: {good: nothing}, baseline_output: good-judge-b}\n"
+    )
+    result = run(pytester, pair_server)
+    result.assert_outcomes(passed=2 + 1)  # b-loss: tie, loss, tie → a tie by the majority
+    assert calls(pair_server) == {"judge-a": 4, "judge-b": 4, "judge-c": 4}
+    cases = {
+        c["id"]: c for c in json.loads((pytester.path / "run.json").read_text())["benchmarks"][0]["cases"]
+    }
+    assert cases["ac-win"]["pairwise"]["outcome"] == "win" and cases["b-loss"]["pairwise"]["outcome"] == "tie"
+    assert [m["outcome"] for m in cases["b-loss"]["panel"]["members"]] == ["tie", "loss", "tie"]
+    assert cases["ac-win"]["produced"]["output"] == "made good-judge-a good-judge-c"

@@ -91,6 +91,10 @@ class TaskOutputs(Protocol):
     step: TaskStep
     produced: dict[str, Produced]
 
+    def with_produced(self, case: CaseToJudge, produced: Produced) -> ProducedCase:
+        """``case`` with the output its task produced, its judge request recompiled (both kept)."""
+        ...
+
     async def served(self, config: JudgeConfig) -> JudgeConfig:
         """``config`` with its local judge server started, once an output needs a judge;
         raises ``JudgeFailure`` when it cannot start."""

@@ -10,8 +10,10 @@ member. The case's outcome (each member's samples reduced, then the panel's vote
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from ..execution.samples import SAMPLE_SEPARATOR
@@ -19,17 +21,19 @@ from ..judging.verdict import JudgeFailure, Outcome
 from ..models.judges import JudgeSetupError
 from ..suite.files import JudgeSettings
 from ..suite.settings import panel_for
-from .settle import Ask, sample_count, send, settle_or_judge
+from .settle import Ask, checks_decide, sample_count, send, settle_or_judge, settle_or_judge_now
 
 PAIR_RANK = {"loss": 0, "tie": 1, "win": 2}  # the candidate's outcomes, worst first
 
 if TYPE_CHECKING:
     from ..compile.request import CompiledRequest
     from ..execution.jobs import JudgeOnce
+    from ..execution.scheduler import Slots
     from ..models.config import JudgeConfig
     from ..suite.files import Benchmark
     from ..suite.panel_spec import Panel, PanelMember
-    from .host import Host, JudgedCase
+    from .host import CaseToJudge, Host, JudgedCase
+    from .task_step import Planned
 
 # each member's samples (in the panel's order) into the case's outcome: rule, min_members
 CombinePanel = Callable[["Benchmark", Sequence[Sequence[Outcome]], str, int], Outcome]
@@ -140,6 +144,7 @@ class _Plan:
     panel: Panel
     keys: list[list[str]] = field(default_factory=list)  # per member, per sample
     setup: dict[int, Outcome] = field(default_factory=dict)  # members that cannot judge at all
+    task_key: str | None = None  # a job running the case's task, then every member
 
 
 class PanelPipeline:
@@ -177,6 +182,87 @@ class PanelPipeline:
             send(self.host, pending)
         return rest
 
+    def divert_tasks(self, cases: Sequence[CaseToJudge]) -> list[CaseToJudge]:
+        """Start the panel cases among ``cases`` whose task must run first: one job each, the task
+        (its output produced once) then every member judging it; the others, for the task step."""
+        from .produce import produce_or_settle
+
+        rest: list[CaseToJudge] = []
+        for case in cases:
+            if case.benchmark.spec.evaluator_type in {"code", "manual_sme"} or case.nodeid in self._plans:
+                rest.append(case)
+                continue
+            panel = self.panel_of(case.benchmark)
+            output = None if panel is None else produce_or_settle(self.host.tasks.step, case)
+            if panel is None or output is None or output.planned is None:
+                rest.append(case)  # no task to run now (a stored output, or the task cannot run)
+            else:
+                self._start_task(case, output.planned, panel)
+        return rest
+
+    def _start_task(self, case: CaseToJudge, planned: Planned, panel: Panel) -> None:
+        from .produce import prepare_task_start
+
+        prepare_task_start(self.host, case, planned, judged=False)
+        configs = member_configs(self.host, case.benchmark, panel)
+        for config in configs:
+            if not isinstance(config, Outcome):
+                self.host.require_price(config.model_name, config.price)
+        key = member_key(case.nodeid, len(configs), 0)  # past the members' own keys
+        self._plans[case.nodeid] = _Plan(panel, task_key=key)
+        self.host.start_jobs([(key, partial(self._run_task, case, planned, panel, configs))])
+
+    async def _run_task(
+        self,
+        case: CaseToJudge,
+        planned: Planned,
+        panel: Panel,
+        configs: list[JudgeConfig | Outcome],
+        slots: Slots,
+    ) -> Outcome:
+        """The case's output from its task, then each member's samples of it, then the vote."""
+        from .task_step import TaskFailed
+
+        try:
+            produced = await self.host.tasks.step.produce(case.nodeid, planned, slots)
+        except TaskFailed as exc:
+            return Outcome(None, exc.failure, "", False, 0)
+        view = self.host.tasks.with_produced(case, produced)
+        checked = checks_decide(view)  # a hybrid case's checks fail: no judge is asked
+        if checked is not None:
+            return checked
+        samples = sample_count(case.benchmark, self.host.settings)
+        members = await asyncio.gather(*(self._member_now(view, c, samples, slots) for c in configs))
+        return self._combine(case.benchmark, members, panel)
+
+    async def _member_now(
+        self, case: JudgedCase, config: JudgeConfig | Outcome, samples: int, slots: Slots
+    ) -> list[Outcome]:
+        """One member's samples of a case whose output a task just produced."""
+        from ..execution.jobs import judge_job
+        from ..judging.llmjudge import judge_once
+
+        if isinstance(config, Outcome):  # it cannot judge: its ERROR
+            return [config]
+        try:
+            config = await self.host.tasks.served(config)
+        except JudgeFailure as failure:
+            return [Outcome(None, failure, config.model_name, False, 0)]
+        jobs = [
+            judge_job(case.benchmark.code, case.case.id, case.request, config, sample, judge_once)
+            for sample in range(samples)
+        ]
+        return list(
+            await asyncio.gather(
+                *(settle_or_judge_now(self.host, j, config, judge_once, slots) for j in jobs)
+            )
+        )
+
+    def _combine(self, benchmark: Benchmark, members: Sequence[Sequence[Outcome]], panel: Panel) -> Outcome:
+        if self.combine is None:
+            return members[0][0]
+        return self.combine(benchmark, members, panel.rule, panel.min_members)
+
     def _plan(self, case: JudgedCase, panel: Panel, kind: JudgeOnce[CompiledRequest]) -> list[Ask]:
         from ..execution.jobs import judge_job
 
@@ -198,15 +284,15 @@ class PanelPipeline:
     def result(self, case: JudgedCase) -> Outcome:
         """The case's outcome once every member's samples are in (waiting for those still running)."""
         plan = self._plans.pop(case.nodeid)
+        if plan.task_key is not None:
+            return self._sample(plan.task_key)
         members: list[list[Outcome]] = []
         for index, keys in enumerate(plan.keys):
             if index in plan.setup:
                 members.append([plan.setup[index]])
                 continue
             members.append([self._sample(key) for key in keys])
-        if self.combine is None:
-            return members[0][0]
-        return self.combine(case.benchmark, members, plan.panel.rule, plan.panel.min_members)
+        return self._combine(case.benchmark, members, plan.panel)
 
     def _sample(self, key: str) -> Outcome:
         outcomes = self.host.outcomes

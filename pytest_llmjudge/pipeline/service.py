@@ -112,7 +112,8 @@ class JudgingService:
         if missing := self._without_judge(cases):  # counted before any task or pair is started
             raise JudgeSetupError(NO_MODEL_MESSAGE.format(count=missing))
         needs_judge: list[JudgedCase] = []
-        for case in self.task_cases(self.pairwise.divert(cases)):
+        # a panel case whose task runs first: one job, the task then every member
+        for case in self.task_cases(self.panel.divert_tasks(self.pairwise.divert(cases))):
             if case.benchmark.spec.evaluator_type == "manual_sme":
                 continue
             checked = checks_decide(case)

@@ -37,7 +37,7 @@ class TaskPipeline:
             if output is None:
                 yield case
             elif output.produced is not None:
-                yield self._with(case, output.produced)
+                yield self.with_produced(case, output.produced)
             elif output.planned is not None:
                 self._start(case, output.planned)
                 yield None
@@ -45,7 +45,8 @@ class TaskPipeline:
                 self.service.outcomes[case.nodeid] = Outcome(None, output.failure, "", False, 0)
                 yield None
 
-    def _with(self, case: CaseToJudge, produced: Produced) -> ProducedCase:
+    def with_produced(self, case: CaseToJudge, produced: Produced) -> ProducedCase:
+        """``case`` with the output its task produced, its judge request recompiled (both kept)."""
         own = with_output(case.case, produced.output)
         request: CompiledRequest = case.recompile(own)
         self.produced[case.nodeid] = produced
@@ -69,7 +70,7 @@ class TaskPipeline:
             produced = await self.step.produce(case.nodeid, planned, slots)
         except TaskFailed as exc:
             return Outcome(None, exc.failure, "", False, 0)
-        view = self._with(case, produced)
+        view = self.with_produced(case, produced)
         if config is not None:
             try:
                 config = await self.served(config)
