@@ -318,3 +318,22 @@ def test_merged_shards_add_up_their_pending_requests() -> None:
     ]
     assert pending_of(shards) == f"pending: 4 requests in 3 batches; {hint} (in each shard's job)"
     assert pending_of([shard("gate failed: B1")]) is None
+
+
+def test_submit_and_collect_cover_each_member_of_a_panel(
+    project: pytest.Pytester, fake: FakeBatchServer
+) -> None:
+    panel = "judge: {panel: [gpt-4o-mini, gpt-4o]}\n"
+    (project.path / "benchmarks" / "B1.yaml").write_text(
+        benchmark(3).replace("threshold: 0.5\n", f"threshold: 0.5\n{panel}")
+    )
+    submitted, _ = run(project, fake, "submitted", "--llmjudge-batch=submit")
+    out = submitted.stdout.str()
+    assert submitted.ret != 0 and fake.live == 0 and fake.batched == 0, out
+    assert "pending: 6 requests in " in out, out  # 3 cases, each asked of both members
+    created = fake.created_batches
+
+    collected, data = run(project, fake, "collected", "--llmjudge-batch=collect")
+    out = collected.stdout.str()
+    assert fake.created_batches == created and fake.live == 0 and fake.batched == 6, out
+    assert verdicts(data) == {"c0": "fail", "c1": "pass", "c2": "pass"}, out
