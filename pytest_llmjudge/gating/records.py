@@ -106,6 +106,9 @@ class ProducedOutput:
     cached_input_tokens: int = 0
     cost_usd: float | None = 0.0
     saved_usd: float | None = None  # from the output cache: its stored tokens at today's price
+    # the model that answered the task call made for it in this run, ``{model, fingerprint}``
+    # (``Answered.to_json``); None: no call made in this run, or the answer named no model
+    answered_by: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)

@@ -125,6 +125,7 @@ def produced_field(item: CaseItem) -> ProducedOutput | None:
             produced.cached_input_tokens,
             None if produced.cost is None else float(produced.cost),
             None if produced.saved is None else float(produced.saved),
+            None if produced.answered is None else produced.answered.to_json(),
         )
     output = item.case.spec.candidate_output
     return None if output is None else ProducedOutput("case file", output)  # None: its task gave none

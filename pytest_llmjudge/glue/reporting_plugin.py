@@ -37,7 +37,7 @@ def write_summary(run: Run, judging: JudgingPlugin, terminalreporter: Any) -> No
     from ..gating.costs import benchmark_costs
     from ..reporting.failures import score_conflicts
     from ..reporting.summary import GateSummary, Stats, exit_lines, shorten
-    from ..reporting.task_summary import task_line
+    from ..reporting.task_summary import task_lines
     from .run_results import summary_lines
 
     gates = verdict.gates
@@ -61,8 +61,8 @@ def write_summary(run: Run, judging: JudgingPlugin, terminalreporter: Any) -> No
     write("")
     stats = Stats.from_records(run.records, judging.cache_write_errors())
     write(stats.line())
-    if (tasks := task_line(run.records)) is not None:
-        write(tasks)
+    for line in task_lines(run.records):
+        write(line)
     for line in stats.cost_notes():  # once per model without a price
         write(line, yellow=True)
     for line in score_conflicts(run.records):

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from ..cost.spending import CallBudget, Spending
     from ..cost.tokens import ModelTokens
     from ..execution.scheduler import Slots
+    from ..models.answered import Answered
     from ..suite.files import Case
     from ..tasks.build import BuiltTask
     from ..tasks.model_task import TaskRequest
@@ -50,6 +51,9 @@ class Produced:
     cached_input_tokens: int = 0
     cost: Decimal | None = Decimal(0)
     saved: Decimal | None = None  # from the output cache: the stored tokens at today's price
+    # the model that answered a model task's call in this run (resolved snapshot, fingerprint);
+    # None: a Python task, an output from the case file or the output cache, or not named
+    answered: Answered | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -88,6 +92,7 @@ class _Billed:
 
     usage: Usage = field(default_factory=lambda: Usage(cost=Decimal(0)))
     used: Usage | None = None
+    answered: Answered | None = None  # the model that answered a model task's call
 
 
 @dataclass(eq=False)
@@ -177,7 +182,7 @@ class TaskStep:
                 if budget is not None and reservation is not None:
                     budget.settle(reservation, billed.used)
             latency = time.perf_counter() - started
-        return self._store(planned, output, billed.usage, latency)
+        return self._store(planned, output, billed.usage, latency, billed.answered)
 
     async def _output_of(self, planned: Planned, slots: Slots, billed: _Billed) -> Any:
         """The task's output, redacted, within the task timeout; whatever goes wrong is a
@@ -218,13 +223,18 @@ class TaskStep:
 
         model = self.model_of(planned.built.model, planned.built.base_url)
         async with slots.server(endpoint(model)):  # a local server's own slots
-            raw, responses = await ask_model(
+            raw, responses, messages = await ask_model(
                 model, planned.request, task.model_settings(), task.output_schema
             )
         billed.usage = billed.used = priced_usage(self.price(planned), responses)
+        from ..models.identity import answered_by
+
+        billed.answered = answered_by(messages)
         return raw
 
-    def _store(self, planned: Planned, output: Any, usage: Usage, latency: float) -> Produced:
+    def _store(
+        self, planned: Planned, output: Any, usage: Usage, latency: float, answered: Answered | None = None
+    ) -> Produced:
         """The produced output, kept in the output cache when it is on."""
         from ..tasks.output_cache import StoredOutput
 
@@ -239,6 +249,7 @@ class TaskStep:
             usage.output_tokens,
             usage.cached_input_tokens,
             usage.spent,
+            answered=answered,
         )
         cache = self._output_cache()
         if cache is not None and self.settings.task_cache == "on":

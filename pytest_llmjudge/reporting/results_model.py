@@ -202,6 +202,12 @@ class Produced(_Strict):
     cached_input_tokens: Count = 0
     cost_usd: UsdOrNull = 0.0
     saved_usd: Usd | None = None
+    answered_by: AnsweredBy | None = Field(
+        None,
+        description="The model that answered the task call made for this output in this run and its "
+        "serving fingerprint; null for an output from the case file, the output cache or a Python task "
+        "(absent in files of earlier versions).",
+    )
 
 
 class AnsweredBy(_Strict):

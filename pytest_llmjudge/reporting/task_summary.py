@@ -4,12 +4,34 @@ the judge's (a task that raised is the system under test's failure, not the judg
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from ..gating.gates import task_errored
 from ..gating.records import CaseRecord
 
 PRODUCED, FROM_CACHE = "task", "task cache"  # pipeline.task_step's sources of a produced output
+
+
+def task_lines(records: Sequence[CaseRecord]) -> list[str]:
+    """The summary's task line, then the models that answered the task calls (none without tasks)."""
+    line = task_line(records)
+    return [] if line is None else [line, *task_model_lines(records)]
+
+
+def task_model_lines(records: Iterable[CaseRecord]) -> list[str]:
+    """``task model openai:gpt-4o-mini answered as gpt-4o-mini-2024-07-18 (fingerprint fp_1)``,
+    once for each model that answered this run's task calls."""
+    seen: dict[tuple[str, str, str | None], None] = {}
+    for r in records:
+        produced = r.produced
+        if produced is not None and produced.answered_by:
+            answered = produced.answered_by
+            seen[(produced.task or "", answered["model"], answered.get("fingerprint"))] = None
+    lines = []
+    for task, model, fingerprint in sorted(seen, key=str):
+        said = f" (fingerprint {fingerprint})" if fingerprint else ""
+        lines.append(f"task model {task} answered as {model}{said}")
+    return lines
 
 
 def task_line(records: Iterable[CaseRecord]) -> str | None:

@@ -72,9 +72,10 @@ def settings_json(client_parameters: Mapping[str, Any], settings: Mapping[str, A
 
 async def ask_model(
     model: Any, request: TaskRequest, settings: Mapping[str, Any], output_schema: str | None
-) -> tuple[Any, list[Any]]:
-    """Send ``request`` to ``model`` (a pydantic-ai model); returns the answer and the usage of
-    each of its responses (pydantic-ai's ``RequestUsage``: each is priced on its own). System
+) -> tuple[Any, list[Any], list[Any]]:
+    """Send ``request`` to ``model`` (a pydantic-ai model); returns the answer, the usage of each
+    of its responses (pydantic-ai's ``RequestUsage``: each is priced on its own) and the messages
+    of the call (whose responses name the model that answered). System
     messages become the instructions; the last user message is the prompt and the messages before
     it (few-shot turns) the history."""
     from pydantic_ai import Agent, StructuredDict
@@ -96,7 +97,8 @@ async def ask_model(
     agent = Agent(model, output_type=output_type, instructions=system or None, retries=0)
     model_settings = cast(ModelSettings, dict(settings))
     result = await agent.run(prompt, message_history=history or None, model_settings=model_settings)
-    return result.output, [m.usage for m in result.new_messages() if isinstance(m, ModelResponse)]
+    messages = result.new_messages()
+    return result.output, [m.usage for m in messages if isinstance(m, ModelResponse)], messages
 
 
 def messages_text(messages: Sequence[RenderedMessage]) -> str:
