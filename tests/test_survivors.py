@@ -9,24 +9,17 @@ from typing import Any
 
 import pytest
 from conftest import GOOD, Suite
-
-from tests.test_task_step import write_model_suite, write_task_suite
+from task_suites import (
+    cases_of,
+    model_task_benchmark,
+    results,
+    serve_model_tasks,
+    task_calls,
+    write_model_suite,
+    write_task_suite,
+)
 
 # -- the task step ------------------------------------------------------------------------------
-
-
-def task_calls(suite: Suite) -> list[str]:
-    log = suite.root / "task_calls.log"
-    return log.read_text().splitlines() if log.exists() else []
-
-
-def results(suite: Suite, name: str = "r.json") -> dict[str, Any]:
-    return json.loads((suite.root / name).read_text())  # type: ignore[no-any-return]
-
-
-def cases_of(data: dict[str, Any], code: str) -> dict[str, dict[str, Any]]:
-    (bench,) = [b for b in data["benchmarks"] if b["code"] == code]
-    return {c["id"]: c for c in bench["cases"]}
 
 
 def test_with_three_repeats_a_task_runs_once_per_case_and_each_sample_is_judged(suite: Suite) -> None:
@@ -137,21 +130,6 @@ def test_few_shot_examples_come_from_the_examples_file(suite: Suite, monkeypatch
         }
 
 
-ONE_CALL = """\
-code: M1
-concept: The answer names the narrative.
-inclusion_criteria: Apply when there is output. Flag if it is wrong.
-threshold: 0.5
-task:
-  model: openai:release-1
-  base_url: {url}/v1
-  prompt_file: prompts/say.yaml
-  settings: {{max_tokens: 8}}
-cases:
-  - {{id: only, source_narrative: "{narrative}"}}
-"""
-
-
 @pytest.mark.parametrize(("limit", "task_calls_made"), [(20, 1), (19, 0)])
 def test_a_task_call_projected_exactly_at_the_token_budget_is_made_one_over_is_not(
     suite: Suite, monkeypatch: pytest.MonkeyPatch, limit: int, task_calls_made: int
@@ -163,9 +141,13 @@ def test_a_task_call_projected_exactly_at_the_token_budget_is_made_one_over_is_n
     narrative = "a narrative of thirty-three chars"
     assert len(narrative) == 33
     with serve(verdict="x") as fake:
-        write_model_suite(suite, fake.url, monkeypatch)
+        serve_model_tasks(suite, monkeypatch)
         suite.write("prompts/say.yaml", "messages:\n  - role: user\n    content: '{{ source_narrative }}'\n")
-        suite.benchmark("M1", ONE_CALL.format(url=fake.url, narrative=narrative))
+        case = f'  - {{id: only, source_narrative: "{narrative}"}}\n'
+        one_call = model_task_benchmark(
+            "M1", fake.url, "prompts/say.yaml", case, "  settings: {max_tokens: 8}\n"
+        )
+        suite.benchmark("M1", one_call)
         result = suite.run("benchmarks", f"--llmjudge-budget-tokens={limit}", "-rE")
         sent = [[m["content"] for m in c.body["messages"]] for c in fake.completions]
         assert sent == [[narrative]] * task_calls_made

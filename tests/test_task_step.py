@@ -8,50 +8,7 @@ from pathlib import Path
 
 import pytest
 from conftest import Suite
-
-TASK_BENCHMARK = """\
-code: T1
-concept: The output repeats the narrative.
-inclusion_criteria: Apply when there is output. Flag if it is wrong.
-threshold: 0.5
-task: app.produce:run
-task_version: "{version}"
-cases:
-  - {{id: c0, source_narrative: alpha}}
-  - {{id: c1, source_narrative: beta}}
-  - {{id: c2, source_narrative: gamma}}
-"""
-
-# The system under test: logs each call, and raises for the narrative "boom".
-APP = """\
-from pathlib import Path
-
-CALLS = Path(__file__).parent.parent / "task_calls.log"
-SUFFIX = "{suffix}"
-
-
-def run(case):
-    with CALLS.open("a") as log:
-        log.write(case.id + "\\n")
-    if case.source_narrative == "boom":
-        raise ValueError("the product broke")
-    return {{"echo": case.source_narrative + SUFFIX, "saw_truth": case.ground_truth}}
-"""
-
-
-def write_task_suite(suite: Suite, version: str = "1", suffix: str = "") -> None:
-    suite.write("app/__init__.py", "")
-    suite.write("app/produce.py", APP.format(suffix=suffix))
-    suite.benchmark("T1", TASK_BENCHMARK.format(version=version))
-
-
-def task_calls(suite: Suite) -> list[str]:
-    log = suite.root / "task_calls.log"
-    return log.read_text().splitlines() if log.exists() else []
-
-
-def results(suite: Suite) -> dict:
-    return json.loads((suite.root / "r.json").read_text())
+from task_suites import APP, EXTRACT_PROMPT, results, task_calls, write_model_suite, write_task_suite
 
 
 def test_outputs_come_from_the_task_and_a_rerun_calls_neither_task_nor_judge(suite: Suite) -> None:
@@ -152,46 +109,6 @@ def test_the_run_wide_task_serves_benchmarks_without_their_own(suite: Suite) -> 
 
 # -- a model task against a loopback OpenAI-compatible server ---------------------------------
 
-MODEL_BENCHMARK = """\
-code: M1
-concept: The answer names the narrative.
-inclusion_criteria: Apply when there is output. Flag if it is wrong.
-threshold: 0.5
-task:
-  model: openai:release-1
-  base_url: {url}/v1
-  prompt_file: prompts/extract.yaml
-  output_schema: schemas/answer.json
-  settings: {{temperature: 0}}
-  few_shot: {{n_shots: 1, seed: 7}}
-cases:
-  - {{id: shown, source_narrative: "Pt given aspirin", ground_truth: {{answer: aspirin}}}}
-  - {{id: asked, source_narrative: "Pt given heparin", inputs: {{scenario: ward}}}}
-"""
-
-PROMPT = """\
-messages:
-  - role: system
-    content: You extract medications.
-  - role: user
-    content: "Narrative: {{ source_narrative }}"
-template_variables: [source_narrative]
-"""
-
-SCHEMA = '{"type": "object", "properties": {"answer": {"type": "string"}}, "required": ["answer"]}'
-
-
-def write_model_suite(suite: Suite, url: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The model task calls the loopback fake server; the judge stays the offline FunctionModel."""
-    import pydantic_ai.models
-    from conftest import JUDGE_CONFTEST
-
-    monkeypatch.setattr(pydantic_ai.models, "ALLOW_MODEL_REQUESTS", True)  # the fake server only
-    suite.pytester.makeconftest(JUDGE_CONFTEST.replace("pydantic_ai.models.ALLOW_MODEL_REQUESTS = False", ""))
-    suite.write("prompts/extract.yaml", PROMPT)
-    suite.write("schemas/answer.json", SCHEMA)
-    suite.benchmark("M1", MODEL_BENCHMARK.format(url=url))
-
 
 def test_a_model_task_sends_the_rendered_template_with_few_shot_examples(
     suite: Suite, monkeypatch: pytest.MonkeyPatch
@@ -233,7 +150,7 @@ def test_a_template_variable_the_case_lacks_errors_that_case_naming_what_it_has(
 
     with serve(verdict={"answer": "x"}) as fake:
         write_model_suite(suite, fake.url, monkeypatch)
-        suite.write("prompts/extract.yaml", PROMPT.replace("source_narrative }}", "narrative }}"))
+        suite.write("prompts/extract.yaml", EXTRACT_PROMPT.replace("source_narrative }}", "narrative }}"))
         result = suite.run("benchmarks", "-k", "asked", "-rE")
         result.assert_outcomes(errors=1)
         result.stdout.fnmatch_lines(["*task ERROR (task-request)*'narrative'*source_narrative*"])
@@ -312,7 +229,9 @@ def test_lint_checks_the_variables_of_a_task_prompt_template(
     suite: Suite, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     write_model_suite(suite, "http://127.0.0.1:9", monkeypatch)
-    suite.write("prompts/extract.yaml", PROMPT.replace("[source_narrative]", "[source_narrative, unused]"))
+    suite.write(
+        "prompts/extract.yaml", EXTRACT_PROMPT.replace("[source_narrative]", "[source_narrative, unused]")
+    )
     import subprocess
     import sys
 

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from conftest import JUDGE_CONFTEST, Suite
+from task_suites import model_task_benchmark, serve_model_tasks
 
 # Each case raises what its id names, from a sync task and from an async one.
 RAISING = """\
@@ -197,19 +198,6 @@ def test_a_case_without_output_or_task_is_reported_at_its_own_line(suite: Suite)
 
 # -- model tasks against the loopback fake server ---------------------------------------------
 
-MODEL_BENCHMARK = """\
-code: M2
-concept: The answer names the narrative.
-inclusion_criteria: Apply when there is output. Flag if it is wrong.
-threshold: 0.5
-task:
-  model: openai:release-1
-  base_url: {url}/v1
-  prompt_file: prompts/ask.yaml
-cases:
-  - {{id: c0, source_narrative: "Pt given heparin"}}
-"""
-
 PROMPT = """\
 messages:
   - role: user
@@ -219,12 +207,11 @@ template_variables: [source_narrative]
 
 
 def write_model_suite(suite: Suite, url: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    import pydantic_ai.models
-
-    monkeypatch.setattr(pydantic_ai.models, "ALLOW_MODEL_REQUESTS", True)  # the fake server only
-    suite.pytester.makeconftest(JUDGE_CONFTEST.replace("pydantic_ai.models.ALLOW_MODEL_REQUESTS = False", ""))
+    """Benchmark M2: one case whose model task calls the server at ``url``."""
+    serve_model_tasks(suite, monkeypatch)
     suite.write("prompts/ask.yaml", PROMPT)
-    suite.benchmark("M2", MODEL_BENCHMARK.format(url=url))
+    case = '  - {id: c0, source_narrative: "Pt given heparin"}\n'
+    suite.benchmark("M2", model_task_benchmark("M2", url, "prompts/ask.yaml", case))
 
 
 def test_cache_replay_calls_no_task_model_and_creates_no_cache_file(
