@@ -97,6 +97,8 @@ class HttpRun:
     in_flight: float = 0.0  # calls in flight on average while the server was answering
     call_median: float | None = None  # the plugin's median per-call latency (its results file)
     phases: str = ""  # the plugin's phases (``phase_clock``), as text
+    overhead: float | None = None  # the results file's call_latency.overhead_median_s
+    threads: str = ""  # CPU seconds of the plugin's threads (``phase_clock``), as text
 
 
 def load() -> str:
@@ -229,11 +231,25 @@ def run_plugin(root: Path, server: JudgeServer, concurrency: int, extra: Sequenc
     launched = time.time()
     seconds, cpu = pytest_run(root, *args, env=env)
     view = server_view(server)
-    seen = list(latencies(json.loads(results.read_text()))) if results.exists() else []
+    written = json.loads(results.read_text()) if results.exists() else {}
+    seen = list(latencies(written))
     call = statistics.median(seen) if seen else None
-    phases = phase_text(json.loads(marks.read_text()), launched, launched + seconds, view)
+    overhead = (written.get("call_latency") or {}).get("overhead_median_s")
+    clock = json.loads(marks.read_text())
+    phases = phase_text(clock, launched, launched + seconds, view)
+    threads = ", ".join(f"{name} {cpu:.2f}" for name, cpu in clock.get("cpu", {}).items())
     return HttpRun(
-        seconds, cpu, view.phase, view.completions, view.peak, view.median, view.in_flight, call, phases
+        seconds,
+        cpu,
+        view.phase,
+        view.completions,
+        view.peak,
+        view.median,
+        view.in_flight,
+        call,
+        phases,
+        overhead,
+        threads,
     )
 
 
@@ -340,8 +356,13 @@ def print_rows(
                 f"; per call {run.call_median:.3f} s (server {run.server_median:.3f} s, +{overhead:.0f} ms)"
             )
         print(f"{'':<34}{'':>25}  {note}")
+        if run.overhead is not None:
+            note = f"results file: call_latency.overhead_median_s {run.overhead * 1000:.0f} ms"
+            print(f"{'':<34}{'':>25}  {note}")
         if run.phases:
             print(f"{'':<34}{'':>25}  {run.phases}")
+        if run.threads:
+            print(f"{'':<34}{'':>25}  thread CPU, s: {run.threads}")
     plugin = _median(rows["plugin"]).seconds
     print(
         f"targets: plugin <= 1.15x the SDK loop ({1.15 * sdk:.2f} s) and <= 1.4x the floor "
