@@ -210,6 +210,8 @@ def test_a_three_judge_panel_votes_caches_per_judge_and_reports_agreement(
     counts = re.search(r"12 verdict\(s\), (\d+) model call\(s\), 0 cache hit\(s\), (\d+) retr", out)
     assert counts and int(counts[1]) == 36 + int(counts[2])  # a loaded machine may drop a connection
     assert "no price known for openai:judge-a@" in out and "no price known for panel" not in out
+    # the gate table counts the cases for review as the review file lists them: the 6 split
+    assert re.search(r"P1\s+12\s+8\s+4 \(6 for review\)", out)
     # a failing case's text shows every member's verdict and reason
     assert "panel: 1 of 3 judges pass (majority)" in out and "judge-b says fine" in out
 
@@ -220,6 +222,7 @@ def test_a_three_judge_panel_votes_caches_per_judge_and_reports_agreement(
     assert len(reasons) == 3 and all(" says " in r for r in reasons)
 
     results = json.loads((pytester.path / "run.json").read_text())
+    assert results["benchmarks"][0]["gate"]["review"] == 6
     agreement = results["benchmarks"][0]["panel"]
     assert [m["passes"] for m in agreement["members"]] == [8, 6, 8] and agreement["split_cases"] == 6
     assert round(agreement["fleiss_kappa"], 4) == 0.2987 and round(agreement["effective_judges"], 2) == 1.8

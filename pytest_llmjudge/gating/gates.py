@@ -174,7 +174,7 @@ def benchmark_gates(
                 failed=count["fail"],
                 errors=count["error"],
                 skipped=count["skip"],
-                review=sum(1 for i in items if i.uncertain),
+                review=sum(1 for i in items if i.needs_review),  # as the review file: a panel's splits too
                 flaky=sum(1 for i in items if i.flaky),
                 threshold=first.threshold,
                 criticality=first.criticality,

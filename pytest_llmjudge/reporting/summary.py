@@ -96,7 +96,7 @@ class GateRow:
             self.code,
             str(self.cases),
             str(self.passed),
-            f"{self.failed} ({self.review} uncertain)" if self.review else str(self.failed),
+            f"{self.failed} ({self.review} for review)" if self.review else str(self.failed),
             str(self.errors),
             _pct(self.pass_rate),
             interval,
@@ -114,10 +114,11 @@ def _status(status: str) -> str:
 def benchmark_table(
     gates: Sequence[BenchmarkGate | GateRow], costs: Mapping[str, str] | None = None
 ) -> list[str]:
-    """One row per benchmark. ``failed`` counts uncertain verdicts too (they fail and are listed
-    for human review); pass rate and threshold are both percentages; the pass rate and its 95%
-    interval both count case verdicts (repeated samples reduced per case); ``detail`` says why;
-    with ``costs`` (by benchmark code) a cost column."""
+    """One row per benchmark. ``failed`` counts uncertain verdicts too (they fail), and says how
+    many cases are listed for human review (uncertain, or a panel split on them); pass rate and
+    threshold are both percentages; the pass rate and its 95% interval both count case verdicts
+    (repeated samples reduced per case); ``detail`` says why; with ``costs`` (by benchmark code)
+    a cost column."""
     shown = [g if isinstance(g, GateRow) else GateRow.of_gate(g) for g in gates]
     rows = [g.cells() for g in shown]
     header = ["benchmark", "cases", "passed", "failed", "errors", "pass rate", "95% interval", "threshold"]
