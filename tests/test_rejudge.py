@@ -146,3 +146,12 @@ def test_a_baseline_without_stored_outputs_is_a_usage_error_naming_it(
     alone.stderr.fnmatch_lines(
         ["*--llmjudge-rejudge-baseline*give its results file with --llmjudge-baseline FILE*"]
     )
+    replay = _run(
+        pytester,
+        fake,
+        "--llmjudge-baseline=base.json",
+        "--llmjudge-rejudge-baseline",
+        "--llmjudge-cache=replay",
+    )
+    assert replay.ret == pytest.ExitCode.USAGE_ERROR
+    replay.stderr.fnmatch_lines(["*--llmjudge-rejudge-baseline*cannot with --llmjudge-cache=replay*"])

@@ -18,9 +18,12 @@ if TYPE_CHECKING:
     from .run import Run
 
 
-def check_rejudge_baseline(settings: RunSettings, baseline: dict[str, Any] | None) -> None:
+def check_rejudge_baseline(
+    config: pytest.Config, settings: RunSettings, baseline: dict[str, Any] | None
+) -> None:
     """A usage error for ``--llmjudge-rejudge-baseline`` without a baseline, or with one that did
-    not store the outputs of its compared cases (a format-1 file, or cases without outputs)."""
+    not store the outputs of its compared cases (a format-1 file, or cases without outputs), or
+    where it cannot call the judge (a replay, a batched run, pytest-xdist workers)."""
     if not settings.rejudge_baseline:
         return
     if settings.baseline is None:
@@ -28,6 +31,17 @@ def check_rejudge_baseline(settings: RunSettings, baseline: dict[str, Any] | Non
             "--llmjudge-rejudge-baseline judges the baseline run's outputs again: give its results "
             "file with --llmjudge-baseline FILE"
         )
+    cannot = {
+        "--llmjudge-cache=replay (no model is called)": settings.cache == "replay",
+        f"--llmjudge-batch={settings.batch}": settings.batch != "off",
+        "pytest-xdist (-n): the controller judges no case": bool(config.getoption("numprocesses", None)),
+    }
+    for what, given in cannot.items():
+        if given:
+            raise pytest.UsageError(
+                f"--llmjudge-rejudge-baseline judges the baseline's outputs with this run's judge when "
+                f"the cases have run; it cannot with {what}"
+            )
     if baseline is None:
         return  # not read: every gate fails under --llmjudge-fail-on regression, as without it
     from ..gating.judge_drift import NO_OUTPUT_HELP, without_outputs
@@ -69,9 +83,11 @@ def rejudge_baseline(run: Run, baseline: dict[str, Any]) -> tuple[dict[str, Any]
     answers: dict[str, list[tuple[str, str, str | None]]] = {}
     for one in cases:
         code, outcome = one.benchmark.code, outcomes.get(one.nodeid)
-        passed = None if outcome is None or outcome.verdict is None else outcome.verdict.effective_pass
+        if outcome is None:  # no judge of its own to judge it (a panel's case): left as it was
+            continue
+        passed = None if outcome.verdict is None else outcome.verdict.effective_pass
         verdicts.setdefault(code, {})[one.case.id] = passed
-        for sample in (outcome.samples or (outcome,)) if outcome is not None else ():
+        for sample in outcome.samples or (outcome,):
             answered = sample.verdict.answered if sample.verdict is not None else None
             if answered is not None:
                 answers.setdefault(code, []).append((sample.model, answered.model, answered.fingerprint))

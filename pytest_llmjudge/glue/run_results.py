@@ -47,7 +47,7 @@ def read_baseline(config: pytest.Config, settings: RunSettings) -> None:
     from .rejudging import check_rejudge_baseline
 
     if settings.baseline is None:
-        check_rejudge_baseline(settings, None)
+        check_rejudge_baseline(config, settings, None)
         return
     from ..reporting.results_file import ResultsFileError, load_results
     from .outputs import output_path
@@ -59,7 +59,7 @@ def read_baseline(config: pytest.Config, settings: RunSettings) -> None:
         if settings.fail_on != "regression":
             raise pytest.UsageError(f"--llmjudge-baseline: {error}") from None
         results.baseline_error = f"--llmjudge-baseline: {error}"
-    check_rejudge_baseline(settings, results.baseline)
+    check_rejudge_baseline(config, settings, results.baseline)
 
 
 def baseline_of(config: pytest.Config) -> tuple[dict[str, Any] | None, str | None]:

@@ -9,7 +9,8 @@ This run's judge is the snapshot its model string answered as on a call of this 
 learned once per model string, on the first call the run must make anyway; when the run has none
 to make but cached verdicts disagree (or the baseline is re-judged), one cached verdict is judged
 again to learn it. Until it is known, nothing is stale: a call that fails leaves the verdicts as
-they are, and the benchmark says ``mixed judges``.
+they are, and the benchmark says ``mixed judges``. A replay calls no model and a batched run
+cannot wait for one call, so neither re-judges: their mixed benchmarks say so.
 """
 
 from __future__ import annotations
@@ -26,8 +27,11 @@ if TYPE_CHECKING:
 
 
 def rejudging(host: Host) -> bool:
-    """Whether this run judges stale cached verdicts again."""
-    return host.settings.rejudge_stale or host.settings.rejudge_baseline
+    """Whether this run judges stale cached verdicts again: not in a replay (no model is called),
+    nor in a batched run (learning who answers would wait for a whole batch)."""
+    settings = host.settings
+    calls = settings.cache != "replay" and settings.batch == "off"
+    return calls and (settings.rejudge_stale or settings.rejudge_baseline)
 
 
 def answered_of(outcome: Outcome) -> Answered | None:

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from ..execution.samples import sample_key
 from ..judging.verdict import Outcome
-from .settle import Ask, sample_count, send, settle_or_judge
+from .settle import Ask, checks_decide, sample_count, send, settle_or_judge
 
 if TYPE_CHECKING:
     from ..compile.request import CompiledRequest
@@ -34,16 +34,23 @@ class Rejudged:
 def rejudge_outputs(
     host: Host, cases: Sequence[JudgedCase], combine: Combine | None = None
 ) -> dict[str, Outcome]:
-    """Each case's outcome judged by this run's judge of its benchmark (its samples combined by
-    ``combine``, as the run's are), through the cache; a case whose judge cannot be set up is left
-    out."""
+    """Each case's outcome as this run decides it: by its code checks when they decide (``code``,
+    and ``hybrid`` whose checks fail), else judged by this run's judge of its benchmark (its
+    samples combined by ``combine``, as the run's are) through the cache. A manual case, or one
+    whose judge cannot be set up (a panel's), is left out."""
     from ..execution.jobs import judge_job
     from ..judging.llmjudge import judge_once
     from ..models.judges import JudgeSetupError
 
     asks: list[Ask] = []
     counts: dict[str, int] = {}
+    outcomes: dict[str, Outcome] = {}
     for case in cases:
+        if case.benchmark.spec.evaluator_type == "manual_sme":
+            continue
+        if (checked := checks_decide(case)) is not None:  # code checks decide, as in the run
+            outcomes[case.nodeid] = checked
+            continue
         try:
             config = host.judge_config(case)
         except JudgeSetupError:
@@ -59,7 +66,6 @@ def rejudge_outputs(
         assert host.scheduler is not None
         found[key] = host.scheduler.result(key)
     by_case = {c.nodeid: c for c in cases}
-    outcomes: dict[str, Outcome] = {}
     for nodeid, repeats in counts.items():
         samples = [found[sample_key(nodeid, i)] for i in range(repeats)]
         benchmark = by_case[nodeid].benchmark
