@@ -2,11 +2,12 @@
 the loopback server of the tests (``tests/fake_openai_batch.py``: OpenAI files, batches and
 Responses endpoints; a batch is in progress for one status check, then answered at once).
 
-Three pytest processes, each with ``--llmjudge-cache=off`` (every case a request):
-``--llmjudge-batch=on`` (submit, wait, judge), ``submit`` (submit, record, end) and ``collect``
-(the recorded requests collected, none submitted again). For ``collect`` it also times the
-collection itself, from the run's first batch check to the end of the process, and gives the
-calls per second of that phase. The batch checks are made every ``--batch-poll`` seconds.
+Four pytest processes, each with ``--llmjudge-cache=off`` (every case a request): live calls
+(``--llmjudge-concurrency C``, the comparison), ``--llmjudge-batch=on`` (submit, wait, judge),
+``submit`` (submit, record, end) and ``collect`` (the recorded requests collected, none submitted
+again). For ``collect`` it also times the collection itself, from the run's first batch check to
+the end of the process, and gives the calls per second of that phase. The batch checks are made
+every ``--batch-poll`` seconds.
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ def measure(
     cases: int,
     per_file: int,
     poll: float,
+    concurrency: int,
     write_project: Callable[[Path, int, int], None],
     environment: Callable[[Path, float], dict[str, str]],
 ) -> None:
@@ -56,8 +58,10 @@ def measure(
         env = {**environment(root, 0.0), "LLMJUDGE_BATCH_POLL": str(poll)}
         base = ["-q", "-p", "no:cacheprovider", "-p", "no:syrupy", "benchmarks", "--llmjudge-cache=off"]
         base += ["--llmjudge-model=gpt-4o-mini", f"--llmjudge-base-url={fake.url}/v1"]
+        live_s = run(root, env, [*base, f"--llmjudge-concurrency={concurrency}"])  # the same calls, live
+        live = fake.live
         on = run(root, env, [*base, "--llmjudge-batch=on"])
-        on_batches, on_batched, live = fake.created_batches, fake.batched, fake.live
+        on_batches, on_batched, on_live = fake.created_batches, fake.batched, fake.live - live
         submit = run(root, env, [*base, "--llmjudge-batch=submit"])
         created = fake.created_batches
         begun = len(fake.requests)
@@ -70,20 +74,17 @@ def measure(
         collected = fake.batched - on_batched
     phase = ended - min(checks)
     rows = [
+        ("(h) live calls, for comparison", live_s, f"{live} live calls, {concurrency} at a time"),
         (
-            "(h) --llmjudge-batch=on, empty cache",
+            "    --llmjudge-batch=on, empty cache",
             on,
-            f"{on_batched} requests in {on_batches} batch(es), {live} live",
+            f"{on_batched} in {on_batches} batch(es), {on_live} live",
         ),
-        (
-            "    --llmjudge-batch=submit",
-            submit,
-            f"{created - on_batches} batch(es) submitted, the run ends pending",
-        ),
+        ("    --llmjudge-batch=submit", submit, f"{created - on_batches} batch(es) submitted, ends pending"),
         (
             "    --llmjudge-batch=collect",
             collect,
-            f"{collected} requests collected, {again} batch(es) submitted again",
+            f"{collected} collected, {again} batch(es) submitted again",
         ),
         ("    collection: first check -> exit", phase, f"{collected / phase:.0f} calls/s"),
     ]

@@ -42,8 +42,8 @@ and ``--llmjudge-repeats`` 5,000 and 10,000 on 3 cases (an instant ``async def``
     python bench/throughput.py --scale [--scale-max 20000] [--scale-rows all|cases|doubling]
 
 With ``--batch`` it measures instead row (h), N cases judged through a provider's batch API against
-the loopback server of the tests (``bench/batch_bench.py``): an ``--llmjudge-batch=on`` run, then
-``submit`` and ``collect`` runs, with the collection's calls per second:
+the loopback server of the tests (``bench/batch_bench.py``): a live run for comparison, an
+``--llmjudge-batch=on`` run, then ``submit`` and ``collect`` runs, with the collection's calls per second:
 
     python bench/throughput.py --batch [-n 1000] [--batch-poll 0.2]
 """
@@ -496,7 +496,7 @@ def main() -> None:
     if args.batch:
         from batch_bench import measure
 
-        measure(args.cases, args.per_file, args.batch_poll, write_project, environment)
+        measure(args.cases, args.per_file, args.batch_poll, args.concurrency, write_project, environment)
         return
     if args.http:
         http_rows(args)
