@@ -14,9 +14,7 @@ MAX_FUNCTION_LINES = 60
 
 # Functions still over the limit while they are being split: each entry must still be too long
 # (a stale entry fails too), so the list only shrinks.
-BEING_SPLIT = {
-    "pytest_llmjudge/gating/run_verdict.py::gate_run",
-}
+BEING_SPLIT: set[str] = set()
 
 
 def function_lengths(path: Path, root: Path = REPO) -> dict[str, int]:

@@ -108,38 +108,8 @@ def gate_run(
     # each record carries its benchmark's case count: an xdist controller collects nothing
     counts = {r.benchmark: r.benchmark_cases for r in records}
     ruled = _with_rules(records, benchmark_gates(gated_records(records), counts), settings.gate)
-    comparisons: tuple[Comparison, ...] | None = None
-    flips: tuple[Flip, ...] | None = None
-    notes: tuple[str, ...] = ()
-    if settings.baseline and baseline is None:  # unreadable under --llmjudge-fail-on regression
-        unchecked = f"regression not checked: {baseline_error or '--llmjudge-baseline: not read'}"
-        notes = (f"{unchecked}: every gate fails under --llmjudge-fail-on regression",)
-        ruled = [replace(g, regression=unchecked) for g in ruled]
-    elif baseline is not None:
-        from .statistics import compare_benchmarks
-
-        now = release_verdicts(records)
-        before = release_verdicts_of_results(baseline)
-        paired = {r.benchmark for r in records if r.pairwise is not None}  # compared by the judge instead
-        pairs = {
-            g.code: (before[g.code], now.get(g.code, {}))
-            for g in ruled
-            if g.code in before and g.code not in paired
-        }
-        comparisons = tuple(compare_benchmarks(pairs, margin=settings.margin, alpha=settings.alpha))
-        comparisons, said = judged_alike(comparisons, records, baseline, settings.fail_on)
-        notes += said
-        flips = flips_between(before, now)
-        # a comparison across a judge change fails closed under either --llmjudge-fail-on
-        failing = {"regression", JUDGE_CHANGED} if settings.fail_on == "regression" else {JUDGE_CHANGED}
-        if settings.fail_on:
-            regressions = {c.benchmark: c for c in comparisons if c.verdict in failing}
-            ruled = [
-                replace(g, regression=regression_detail(regressions[g.code])) if g.code in regressions else g
-                for g in ruled
-            ]
-    ruled, said = mark_mixed(ruled, records, settings.fail_on)
-    notes += said
+    compared = _against_baseline(ruled, records, settings, baseline, baseline_error)
+    ruled, said = mark_mixed(compared.gates, records, settings.fail_on)
     final = apply_calibration(ruled, list(calibrations))
     final, figures = pairwise_gates(
         records, final, fail_on=settings.fail_on, margin=settings.margin, alpha=settings.alpha
@@ -148,11 +118,68 @@ def gate_run(
         tuple(final),
         tuple(rubric_gates(list(rubrics), final)),
         tuple(calibrations),
-        comparisons,
-        flips,
-        notes,
+        compared.comparisons,
+        compared.flips,
+        compared.notes + said,
         figures,
     )
+
+
+@dataclass(frozen=True)
+class _Compared:
+    """The benchmark gates after the baseline comparison, and what it found."""
+
+    gates: list[BenchmarkGate]
+    comparisons: tuple[Comparison, ...] | None = None
+    flips: tuple[Flip, ...] | None = None
+    notes: tuple[str, ...] = ()
+
+
+def _against_baseline(
+    ruled: list[BenchmarkGate],
+    records: Sequence[CaseRecord],
+    settings: GateSettings,
+    baseline: Mapping[str, Any] | None,
+    baseline_error: str | None,
+) -> _Compared:
+    """``ruled`` compared with the baseline run, when there is one: a baseline asked for but not
+    read fails every gate under ``--llmjudge-fail-on regression``; a read one is compared per
+    benchmark (pairwise ones excepted: their judge compares), its regressions failing their gates
+    under ``--llmjudge-fail-on``."""
+    if settings.baseline and baseline is None:  # unreadable under --llmjudge-fail-on regression
+        unchecked = f"regression not checked: {baseline_error or '--llmjudge-baseline: not read'}"
+        notes = (f"{unchecked}: every gate fails under --llmjudge-fail-on regression",)
+        return _Compared([replace(g, regression=unchecked) for g in ruled], notes=notes)
+    if baseline is None:
+        return _Compared(ruled)
+    from .statistics import compare_benchmarks
+
+    now = release_verdicts(records)
+    before = release_verdicts_of_results(baseline)
+    paired = {r.benchmark for r in records if r.pairwise is not None}  # compared by the judge instead
+    pairs = {
+        g.code: (before[g.code], now.get(g.code, {}))
+        for g in ruled
+        if g.code in before and g.code not in paired
+    }
+    comparisons = tuple(compare_benchmarks(pairs, margin=settings.margin, alpha=settings.alpha))
+    comparisons, said = judged_alike(comparisons, records, baseline, settings.fail_on)
+    if settings.fail_on:
+        ruled = _failing_regressions(ruled, comparisons, settings.fail_on)
+    return _Compared(ruled, comparisons, flips_between(before, now), said)
+
+
+def _failing_regressions(
+    ruled: list[BenchmarkGate], comparisons: Sequence[Comparison], fail_on: str
+) -> list[BenchmarkGate]:
+    """``ruled`` with each gate whose comparison fails under ``fail_on`` failed by it: a
+    regression under ``regression``, and a comparison across a judge change under either."""
+    failing = {"regression", JUDGE_CHANGED} if fail_on == "regression" else {JUDGE_CHANGED}
+    regressions = {c.benchmark: c for c in comparisons if c.verdict in failing}
+    return [
+        replace(g, regression=regression_detail(regressions[g.code])) if g.code in regressions else g
+        for g in ruled
+    ]
 
 
 def decide_run(
