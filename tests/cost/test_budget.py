@@ -11,7 +11,7 @@ from decimal import Decimal
 
 import pytest
 
-from pytest_llmjudge.cost.budget import WAIT, Budget, Reservation, check_priced
+from pytest_llmjudge.cost.budget import WAIT, Budget, Reservation, as_amount, check_priced
 from pytest_llmjudge.cost.pricing import price_for
 
 CALL = Decimal("0.0004")
@@ -184,3 +184,61 @@ def test_spending_exactly_the_limit_is_not_over_it() -> None:
         "over budget: spent 150 of 100 tokens "
         "(calls already in flight, or usage above its projection, passed it)"
     )
+
+
+def test_amounts_are_read_as_written_and_a_bad_one_is_named() -> None:
+    assert as_amount(0.1, "x") == Decimal("0.1")  # not the binary float's expansion
+    assert as_amount("2.50", "x") == Decimal("2.50") and as_amount(3, "x") == Decimal(3)
+    with pytest.raises(ValueError) as raised:
+        as_amount("cheap", "--llmjudge-budget")
+    assert str(raised.value) == "--llmjudge-budget 'cheap' is not a number"
+
+
+def test_bad_projections_and_settlements_say_what_is_wrong() -> None:
+    budget = Budget(1)
+    messages = {
+        "a projected cost must be a finite number ≥ 0, not Decimal('-1')": lambda: budget.reserve(
+            Decimal(-1), 1
+        ),
+        "projected tokens must be ≥ 0, not -2": lambda: budget.reserve(Decimal(0), -2),
+    }
+    reservation = budget.reserve(Decimal(0), 0)
+    assert isinstance(reservation, Reservation) and reservation.id == 1
+    messages["an actual cost must be a finite number ≥ 0, not Decimal('-3')"] = lambda: budget.settle(
+        reservation, Decimal(-3), 0
+    )
+    messages["actual tokens must be ≥ 0, not -4"] = lambda: budget.settle(reservation, Decimal(0), -4)
+    for message, call in messages.items():
+        with pytest.raises(ValueError) as raised:
+            call()
+        assert str(raised.value) == message
+
+
+def test_a_call_projected_exactly_at_the_token_limit_starts() -> None:
+    budget = Budget(None, 100)
+    assert isinstance(budget.reserve(Decimal(0), 100), Reservation)
+    assert Budget(None, 100).reserve(Decimal(0), 101) is None
+
+
+def test_a_budget_of_nothing_lets_only_free_calls_start_and_says_so() -> None:
+    tokens = Budget(None, 0)
+    assert tokens.reserve(Decimal(0), 1) is None
+    assert tokens.message() == "budget reached: spent 0 of 0 tokens"
+    usd = Budget(0.0)
+    assert usd.reserve(Decimal("0.0001"), 1) is None
+    assert usd.message() == "budget reached: spent $0.00 of $0.00"
+
+
+def test_the_message_names_the_limit_the_run_has_before_any_refusal() -> None:
+    assert Budget(1.0).message() == "budget reached: spent $0.00 of $1.00"
+    assert Budget(None, 100).message() == "budget reached: spent 0 of 100 tokens"
+    assert Budget(1.0, 100).message() == "budget reached: spent $0.00 of $1.00"
+
+
+def test_every_unpriced_model_is_named() -> None:
+    message = check_priced(
+        {"openai:b": None, "openai:a": None, "openai:gpt-4o-mini": price_for("openai:gpt-4o-mini")}
+    )
+    assert message is not None
+    assert "no price is known for openai:a, openai:b." in message
+    assert "--llmjudge-price openai:a=IN/OUT" in message

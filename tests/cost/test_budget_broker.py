@@ -3,6 +3,8 @@ tested with threads standing in for workers, no xdist."""
 
 from __future__ import annotations
 
+import json
+import socket
 import threading
 import time
 from collections.abc import Iterator
@@ -115,3 +117,91 @@ def test_a_malformed_request_is_an_error_not_a_hang_up(broker: BudgetBroker) -> 
         client.reserve(Decimal(-1), 1)
     assert client.reserve(CALL, 1) is not None  # the connection still serves
     client.close()
+
+
+def _talk(address: str, *lines: bytes) -> list[dict[str, object]]:
+    """Raw protocol lines to the broker (as a worker sends them), and its answers."""
+    token, _, host_port = address.rpartition("@")
+    host, _, port = host_port.rpartition(":")
+    with socket.create_connection((host, int(port)), timeout=5) as connection:
+        answers = connection.makefile("rb")
+        connection.sendall(token.encode() + b"\n")
+        said = [json.loads(answers.readline())]
+        for line in lines:
+            connection.sendall(line + b"\n")
+            said.append(json.loads(answers.readline()))
+        answers.close()
+    return said
+
+
+def test_the_protocol_a_worker_speaks(broker: BudgetBroker) -> None:
+    said = _talk(
+        broker.address,
+        b'{"op": "reserve", "cost": "0.001", "tokens": 10}',
+        b'{"op": "settle", "id": 1, "cost": "0.002", "tokens": 0}',
+        b'{"op": "status"}',
+        b'{"op": "reserve", "cost": "cheap", "tokens": 1}',
+        b'{"op": "reserve", "cost": "0", "tokens": true}',
+        b'{"op": "reserve", "cost": "0", "tokens": 1.5}',
+        b'{"op": "reserve", "cost": "0", "tokens": -1}',
+        b'{"op": "settle", "id": 9, "cost": "0", "tokens": 0}',
+        b'{"op": "borrow"}',
+    )
+    assert said == [
+        {"ok": True},
+        {"id": 1},
+        {"ok": True},
+        {"message": "budget reached: spent $0.002 of $0.01", "reached": False},
+        {"error": "bad request: cost 'cheap' is not a number"},
+        {"error": "bad request: a token count must be an integer ≥ 0, not True"},
+        {"error": "bad request: a token count must be an integer ≥ 0, not 1.5"},
+        {"error": "bad request: a token count must be an integer ≥ 0, not -1"},
+        {"error": "reservation 9 is not this worker's call in flight"},
+        {"error": "unknown request 'borrow'"},
+    ]
+    assert broker.budget.spent == Decimal("0.002") and broker.budget.spent_tokens == 0
+
+
+def test_a_token_that_is_not_text_is_refused_too(broker: BudgetBroker) -> None:
+    host_port = broker.address.rpartition("@")[2]
+    with socket.create_connection(tuple(host_port.rsplit(":", 1)), timeout=5) as connection:  # type: ignore[arg-type]
+        connection.sendall("tökén\n".encode())
+        assert json.loads(connection.makefile("rb").readline()) == {"error": "refused: wrong token"}
+
+
+def test_a_worker_keeps_its_reservation_as_projected(broker: BudgetBroker) -> None:
+    client = BudgetClient(broker.address)
+    assert client.reserve(CALL, 70) == Reservation(1, CALL, 70)
+    client.close()
+
+
+def _silent_server(answer: bytes | None) -> tuple[socket.socket, str]:
+    """A loopback server that takes one connection and answers every line with ``answer`` (None:
+    never answers)."""
+    server = socket.create_server(("127.0.0.1", 0))
+
+    def serve() -> None:
+        connection, _ = server.accept()
+        with connection, connection.makefile("rb") as lines:
+            for _ in lines:
+                if answer is not None:
+                    connection.sendall(answer + b"\n")
+
+    threading.Thread(target=serve, daemon=True).start()
+    return server, f"token@127.0.0.1:{server.getsockname()[1]}"
+
+
+def test_a_broker_that_does_not_answer_in_time_is_an_error_not_a_hang() -> None:
+    server, address = _silent_server(None)
+    with server, pytest.raises(BudgetBrokerError) as raised:
+        BudgetClient(address, timeout=0.3)
+    assert str(raised.value).startswith(
+        f"the run's budget broker at {address.partition('@')[2]} did not answer ("
+    )
+
+
+def test_a_broker_answering_something_else_is_an_error() -> None:
+    server, address = _silent_server(b"[1, 2]")
+    with server, pytest.raises(BudgetBrokerError) as raised:
+        BudgetClient(address, timeout=5)
+    assert str(raised.value) == f"the run's budget broker at {address.partition('@')[2]} answered [1, 2]"

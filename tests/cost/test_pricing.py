@@ -247,3 +247,27 @@ def test_a_call_is_priced_at_the_rates_in_force_when_it_was_made() -> None:
 def test_a_call_of_no_requests_costs_nothing_and_shows_so() -> None:
     free = cost_of_requests(priced("openai:gpt-4o-mini"), [])
     assert isinstance(free, Decimal) and format_usd(free) == "$0.00"
+
+
+def test_a_resold_model_is_priced_by_its_reseller() -> None:
+    resold = priced("openai:openai/gpt-4o-mini", "openrouter.ai/api/v1")  # a base URL without a scheme
+    assert (resold.model, resold.provider, resold.model_ref) == (
+        "openai:openai/gpt-4o-mini",
+        "openrouter",
+        "openai/gpt-4o-mini",
+    )
+    assert cost_of(resold, 1_000_000, 0, 0) == Decimal("0.15")
+
+
+def test_cached_plus_cache_write_tokens_cannot_pass_the_input() -> None:
+    mini = priced("openai:gpt-4o-mini")
+    assert cost_of(mini, 100, 60, 0, cache_write_tokens=40) > 0
+    with pytest.raises(ValueError, match="100 input tokens, 60 cached, 50 cache-write, 0 output"):
+        cost_of(mini, 100, 60, 0, cache_write_tokens=50)
+
+
+@pytest.mark.parametrize(
+    ("amount", "shown"), [(0.5, "$0.50"), (Decimal("1.234567"), "$1.23"), (Decimal("0.1234567"), "$0.123457")]
+)
+def test_dollars_from_floats_and_just_above_a_dollar(amount: Decimal | float, shown: str) -> None:
+    assert format_usd(amount) == shown
