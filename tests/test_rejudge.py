@@ -65,7 +65,9 @@ def test_stale_cached_verdicts_are_rejudged_so_the_gate_rests_on_one_judge(
     plain = _run(pytester, fake, "--llmjudge-fail-on=regression")
     assert len(fake.completions) == 1  # the default marks the mix; it spends nothing more
     assert plain.ret == 1
-    plain.stdout.fnmatch_lines(["*gate B1 failed: mixed judges: 2 verdict(s) of *2024-07-18*"])
+    plain.stdout.fnmatch_lines(
+        ["*gate B1 failed: mixed judges: 2 verdict(s) of *2024-07-18*(--llmjudge-rejudge-stale)*"]
+    )
     _suite(pytester, 4)  # one more new case, now with the flag
     result = _run(
         pytester,
@@ -99,7 +101,9 @@ def test_rejudging_the_baseline_measures_the_judges_drift_and_finds_a_real_regre
     _twenty(pytester, bad=6)
     gated = ("--llmjudge-baseline=base.json", "--llmjudge-fail-on=regression")
     changed = _run(pytester, fake, *gated)  # (the cache of A's verdicts is kept for the next run)
-    changed.stdout.fnmatch_lines(["*B1: mixed judges*", "*gate B1 failed: judge changed*"])
+    changed.stdout.fnmatch_lines(
+        ["*B1: mixed judges*", "*gate B1 failed: judge changed*(--llmjudge-rejudge-baseline)*"]
+    )
     outputs = ("--llmjudge-results=now.json", "--llmjudge-html=now.html")
     result = _run(pytester, fake, *gated, "--llmjudge-rejudge-baseline", *outputs)
     # today's judge: the 14 outputs of both runs that A had judged (the first call also learns

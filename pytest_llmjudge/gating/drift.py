@@ -25,12 +25,14 @@ _DATED = re.compile(r"(\d{4}-\d{2}-\d{2}|\d{8}|-\d{4}$|@\d{8})")
 MIXED = "mixed judges"
 JUDGE_CHANGED: Final = "judge changed"
 WAY_OUT = (
-    "compare runs of one judge: pin the judge to a dated snapshot (--llmjudge-model), or rerun the "
-    "baseline with this run's judge and pass its results file as --llmjudge-baseline"
+    "compare runs of one judge: judge the baseline's stored outputs with this run's judge "
+    "(--llmjudge-rejudge-baseline), pin the judge to a dated snapshot (--llmjudge-model), or rerun "
+    "the baseline with this run's judge and pass its results file as --llmjudge-baseline"
 )
 MIXED_WAY_OUT = (
-    "re-judge every case with one judge: --llmjudge-cache=refresh, or pin the judge to the snapshot "
-    "the cached verdicts came from"
+    "judge the stale cached verdicts again with this run's judge (--llmjudge-rejudge-stale), "
+    "re-judge every case (--llmjudge-cache=refresh), or pin the judge to the snapshot the cached "
+    "verdicts came from"
 )
 
 
