@@ -159,3 +159,18 @@ def test_a_baseline_without_stored_outputs_is_a_usage_error_naming_it(
     )
     assert replay.ret == pytest.ExitCode.USAGE_ERROR
     replay.stderr.fnmatch_lines(["*--llmjudge-rejudge-baseline*cannot with --llmjudge-cache=replay*"])
+
+
+def test_both_switches_are_in_help_and_also_come_from_the_environment_and_the_ini_file(
+    pytester: pytest.Pytester,
+) -> None:
+    from pytest_llmjudge.suite.settings import resolve
+
+    shown = pytester.runpytest("--help").stdout.str()
+    assert "--llmjudge-rejudge-stale" in shown and "--llmjudge-rejudge-baseline" in shown
+    settings = resolve(
+        lambda name: None,
+        lambda name: "true" if name == "rejudge_stale" else None,
+        {"LLMJUDGE_REJUDGE_BASELINE": "1"},
+    )
+    assert settings.rejudge_stale and settings.rejudge_baseline
