@@ -216,12 +216,14 @@ def test_a_judge_batch_true_benchmark_left_pending_fails_the_run_and_says_how_to
     (project.path / "benchmarks" / "B1.yaml").write_text(text)
     (project.path / "benchmarks" / "B2.yaml").write_text(benchmark(2).replace("B1", "B2"))
     fake.polls = 10**6
-    result, data = run(project, fake, "mixed", "--llmjudge-batch-wait=3s")
+    result, data = run(project, fake, "mixed", "--llmjudge-batch-wait=3s", "--junitxml=junit.xml")
     out = result.stdout.str()
     assert result.ret == 1 and fake.live == 2, out
     pending = "pending: 3 requests in 1 batch; collect with"
     assert pending in out, out
     assert any(r.startswith(pending) for r in data["exit_reasons"]), data["exit_reasons"]
+    junit = (project.path / "junit.xml").read_text()
+    assert '<property name="llmjudge_exit_status" value="1"' in junit and pending in junit, junit
 
 
 def test_a_benchmark_with_judge_batch_true_is_batched_in_a_live_run(

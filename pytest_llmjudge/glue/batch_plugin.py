@@ -30,8 +30,11 @@ class BatchPlugin:
         self.reason: str | None = None  # said by this plugin: a run with no verdict to carry it
         self.live_tasks = 0  # model-task calls of a batched run: they are not batched
 
+    @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
-        """Between the verdict (the gating plugin's first hook) and the results file (its last)."""
+        """Right after the verdict (the gating plugin's first hook, registered after this plugin),
+        before ``--junitxml`` writes its file and the results file is written (the gating plugin's
+        last hook)."""
         if is_worker(self.config):
             return  # the controller says it, once
         from .stash import STATE
@@ -49,6 +52,7 @@ class BatchPlugin:
             from ..reporting.results_merge import with_pending
 
             run.verdict = with_pending(run.verdict, reason)
+            junit_pending(self.config, run.verdict.status, reason)
         else:
             self.reason = reason
             if session.exitstatus == pytest.ExitCode.OK:
@@ -62,6 +66,23 @@ class BatchPlugin:
             )
         if self.reason is not None:
             terminalreporter.write_line(self.reason, yellow=True, bold=True)
+
+
+def junit_pending(config: pytest.Config, status: int, reason: str) -> None:
+    """The ``--junitxml`` file's verdict properties (added when the verdict was decided) with the
+    pending reason and the exit status it gives."""
+    from _pytest.junitxml import xml_key
+
+    from ..gating.run_verdict import NOTHING_FAILED
+
+    xml = config.stash.get(xml_key, None)
+    if xml is None:
+        return
+    stale = {("llmjudge_exit_reason", NOTHING_FAILED)}
+    kept = [p for p in xml.global_properties if p[0] != "llmjudge_exit_status" and p not in stale]
+    xml.global_properties = kept
+    xml.add_global_property("llmjudge_exit_status", str(status))
+    xml.add_global_property("llmjudge_exit_reason", reason)
 
 
 def live_task_calls(records: list[CaseRecord]) -> int:

@@ -106,7 +106,9 @@ def start_run(config: pytest.Config, settings: RunSettings) -> Host:
         "llmjudge-reporting": ReportingPlugin(run, host.judging),
         "llmjudge-progress": ProgressPlugin(run),  # progress lines in CI logs
     }
+    # what a batched run left pending: registered first, so its first session-finish hook runs
+    # after the gating plugin's (which decides the verdict) and before --junitxml writes its file
+    register_batch_plugin(config, settings.batch)
     for name, plugin in plugins.items():
         config.pluginmanager.register(plugin, name)
-    register_batch_plugin(config, settings.batch)  # says what a batched run left pending
     return host
