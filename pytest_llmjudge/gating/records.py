@@ -106,8 +106,8 @@ class ProducedOutput:
     cached_input_tokens: int = 0
     cost_usd: float | None = 0.0
     saved_usd: float | None = None  # from the output cache: its stored tokens at today's price
-    # the model that answered the task call made for it in this run, ``{model, fingerprint}``
-    # (``Answered.to_json``); None: no call made in this run, or the answer named no model
+    # the model that answered the task call that produced it, ``{model, fingerprint}``
+    # (``Answered.to_json``), from the output cache too; None: no model call, or not recorded
     answered_by: dict[str, Any] | None = None
 
 

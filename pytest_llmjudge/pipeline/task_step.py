@@ -51,8 +51,8 @@ class Produced:
     cached_input_tokens: int = 0
     cost: Decimal | None = Decimal(0)
     saved: Decimal | None = None  # from the output cache: the stored tokens at today's price
-    # the model that answered a model task's call in this run (resolved snapshot, fingerprint);
-    # None: a Python task, an output from the case file or the output cache, or not named
+    # the model that answered the model task's call that produced it (resolved snapshot,
+    # fingerprint), from the output cache too; None: a Python task, the case file, not recorded
     answered: Answered | None = None
 
     def to_dict(self) -> dict[str, Any]:
@@ -143,6 +143,7 @@ class TaskStep:
                 stored.input_tokens,
                 stored.output_tokens,
                 saved=saved,
+                answered=_answered(stored.answered_by),
             )
         if self.settings.task_cache == "replay":
             where = f" in {self.root / self.settings.cache_path}"
@@ -253,7 +254,8 @@ class TaskStep:
         )
         cache = self._output_cache()
         if cache is not None and self.settings.task_cache == "on":
-            stored = StoredOutput(output, usage.input_tokens, usage.output_tokens, latency)
+            who = None if answered is None else answered.to_json()
+            stored = StoredOutput(output, usage.input_tokens, usage.output_tokens, latency, who)
             cache.put(planned.key, label, planned.benchmark, planned.case.id, stored)
         return produced
 
@@ -325,6 +327,16 @@ class TaskStep:
             self._cache.close()
             self.write_errors += self._cache.write_errors
             self._cache = None
+
+
+def _answered(stored: dict[str, Any] | None) -> Answered | None:
+    """Who answered the call that filled an output cache entry (None: not recorded)."""
+    from ..models.answered import Answered
+
+    try:
+        return None if stored is None else Answered.from_json(stored)
+    except TypeError:
+        return None
 
 
 def task_sees_truth(built: BuiltTask) -> bool:

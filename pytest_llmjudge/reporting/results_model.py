@@ -204,9 +204,9 @@ class Produced(_Strict):
     saved_usd: Usd | None = None
     answered_by: AnsweredBy | None = Field(
         None,
-        description="The model that answered the task call made for this output in this run and its "
-        "serving fingerprint; null for an output from the case file, the output cache or a Python task "
-        "(absent in files of earlier versions).",
+        description="The model that answered the task call that produced this output and its serving "
+        "fingerprint (an output from the output cache: the call that filled it); null for an output from "
+        "the case file or a Python task, or when not recorded (absent in files of earlier versions).",
     )
 
 

@@ -20,7 +20,7 @@ def task_lines(records: Sequence[CaseRecord]) -> list[str]:
 
 def task_model_lines(records: Iterable[CaseRecord]) -> list[str]:
     """``task model openai:gpt-4o-mini answered as gpt-4o-mini-2024-07-18 (fingerprint fp_1)``,
-    once for each model that answered this run's task calls."""
+    once for each model that answered the task calls behind this run's outputs (cached ones too)."""
     seen: dict[tuple[str, str, str | None], None] = {}
     for r in records:
         produced = r.produced

@@ -6,6 +6,7 @@ nothing changed calls no task, and a bumped ``task_version`` or another task mod
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sqlite3
 import threading
@@ -31,6 +32,9 @@ _COLUMNS = (
     "latency",
     "created",
 )
+# added later, nullable: a table without them is upgraded when written, read as NULL when not
+# ``answered_by``: JSON of the model that answered the task call (resolved snapshot, fingerprint)
+_LATER_COLUMNS = ("answered_by",)
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS outputs (
@@ -42,7 +46,8 @@ CREATE TABLE IF NOT EXISTS outputs (
     input_tokens INTEGER NOT NULL,
     output_tokens INTEGER NOT NULL,
     latency REAL NOT NULL,
-    created REAL NOT NULL
+    created REAL NOT NULL,
+    answered_by TEXT
 ) WITHOUT ROWID
 """
 
@@ -62,12 +67,26 @@ class StoredOutput:
     input_tokens: int
     output_tokens: int
     latency: float
+    # who answered the task call, ``{"model": …, "fingerprint": …}``; None: not known (a Python
+    # task, an answer naming no model, an output stored before it was recorded)
+    answered_by: dict[str, Any] | None = None
+
+
+def _answered_by(text: object) -> dict[str, Any] | None:
+    if text is None:
+        return None
+    if not isinstance(text, str):
+        raise TypeError("answered_by is not JSON text")
+    value = json.loads(text)
+    if not (isinstance(value, dict) and isinstance(value.get("model"), str)):
+        raise TypeError("answered_by does not name a model")
+    return value
 
 
 def _stored(row: tuple[Any, ...]) -> StoredOutput:
     """A stored row as an output, as a task returns one (a string or a mapping); ``TypeError`` or
     ``ValueError`` naming what is damaged."""
-    text, tokens_in, tokens_out, latency = row
+    text, tokens_in, tokens_out, latency, answered = row
     if not isinstance(text, str):
         raise TypeError("the output is not JSON text")
     if json_too_deep(text) is not None:
@@ -80,6 +99,7 @@ def _stored(row: tuple[Any, ...]) -> StoredOutput:
         count(tokens_in, "input_tokens"),
         count(tokens_out, "output_tokens"),
         seconds(latency, "latency"),
+        _answered_by(answered),
     )
 
 
@@ -101,16 +121,29 @@ class OutputCache:
                     path, timeout=busy_timeout, isolation_level=None, check_same_thread=False
                 )
                 self._db.execute(_SCHEMA)
-            columns = tuple(row[1] for row in self._db.execute("PRAGMA table_info(outputs)").fetchall())
+            columns = self._columns(read_only)
         except (sqlite3.Error, OSError) as exc:
             raise OutputCacheError(f"{path}: cannot keep produced outputs here ({exc})") from None
         # no table (a replay of a verdict-only file): every output a miss; another table: said once
-        self._readable = self._writable = columns == _COLUMNS
+        self._readable = columns in (_COLUMNS, _COLUMNS + _LATER_COLUMNS)
+        self._writable = columns == _COLUMNS + _LATER_COLUMNS
+        self._answered = "answered_by" if "answered_by" in columns else "NULL"
         if columns and not self._readable:
             self._damaged(
-                f"its outputs table has the columns {', '.join(columns)}, not {', '.join(_COLUMNS)}: "
+                f"its outputs table has the columns {', '.join(columns)}, not "
+                f"{', '.join(_COLUMNS + _LATER_COLUMNS)}: "
                 "no produced output is read from it or kept in it (delete the table or the file)"
             )
+
+    def _columns(self, read_only: bool) -> tuple[str, ...]:
+        """The outputs table's columns, a table of an earlier version upgraded when writable."""
+        columns = tuple(row[1] for row in self._db.execute("PRAGMA table_info(outputs)").fetchall())
+        if not read_only and columns == _COLUMNS:
+            for column in _LATER_COLUMNS:
+                with contextlib.suppress(sqlite3.OperationalError):  # another process added it first
+                    self._db.execute(f"ALTER TABLE outputs ADD COLUMN {column} TEXT")
+            columns = tuple(row[1] for row in self._db.execute("PRAGMA table_info(outputs)").fetchall())
+        return columns
 
     def _damaged(self, what: str) -> None:
         """Damage met: every damaged entry is a miss, and the first is said in one warning line."""
@@ -122,7 +155,8 @@ class OutputCache:
         """The output stored under ``key``; None for a miss, or an entry that cannot be read back."""
         if not self._readable:
             return None
-        query = "SELECT output, input_tokens, output_tokens, latency FROM outputs WHERE key = ?"
+        columns = f"output, input_tokens, output_tokens, latency, {self._answered}"
+        query = f"SELECT {columns} FROM outputs WHERE key = ?"
         try:
             with self._lock:
                 row = self._db.execute(query, (key,)).fetchone()
@@ -163,10 +197,11 @@ class OutputCache:
             stored.output_tokens,
             stored.latency,
             time.time(),
+            None if stored.answered_by is None else json.dumps(stored.answered_by, sort_keys=True),
         )
         try:
             with self._lock:
-                self._db.execute("INSERT OR REPLACE INTO outputs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", row)
+                self._db.execute("INSERT OR REPLACE INTO outputs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", row)
         except sqlite3.Error as exc:
             self.write_errors.append(f"{self.path}: output of {benchmark}::{case_id} not kept ({exc})")
 
