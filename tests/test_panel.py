@@ -283,7 +283,7 @@ def test_a_member_that_errors_is_shown_and_the_others_decide_unless_too_few_answ
     assert "reason: panel: 1 of 2 judges pass (majority, 1 errored)" in out
     assert re.search(r"judge-down\S*: ERROR http-400: .*no such model", out)
     # P3: three must answer, two did: each case is an ERROR naming the member that failed
-    assert re.search(r"only 2 of 3 panel judges answered, 3 needed \(openai:judge-down\S*: http-400", out)
+    assert re.search(r"only 2 of 3 panel judges answered, 3 needed: openai:judge-down\S*: http-400", out)
     result.assert_outcomes(passed=2 + 1, failed=1, errors=2)  # P3's prompt item passes too
     review = json.loads((pytester.path / ".llmjudge" / "review.json").read_text())["cases"]
     assert [entry["case"] for entry in review] == ["split"]

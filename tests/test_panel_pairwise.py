@@ -194,7 +194,7 @@ def test_a_pairwise_panel_member_that_errors_is_shown_and_too_few_answers_are_an
     result = run(pytester, pair_server)
     result.assert_outcomes(passed=1, errors=6)
     out = result.stdout.str()
-    assert re.search(r"only 2 of 3 panel judges answered, 3 needed \(openai:judge-down\S*: http-400", out)
+    assert re.search(r"only 2 of 3 panel judges answered, 3 needed: openai:judge-down\S*: http-400", out)
 
 
 def test_a_pairwise_panel_whose_task_runs_first_judges_its_output_once_produced(

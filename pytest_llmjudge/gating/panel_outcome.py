@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from ..pipeline.panel import panel_label
+from ..pipeline.panel import panel_label, too_few_answered
 from .panel import MemberVerdict, panel_reason, vote_members
 from .repeats import combine_outcomes
 
@@ -67,10 +67,8 @@ def combine_panel(
     if result.decision == "error":
         failed = [o for o in reduced if o.failure is not None]
         kind = failed[0].failure.kind if failed and failed[0].failure else "judge-error"
-        errors = "; ".join(f"{o.model}: {o.failure}" for o in failed)
-        message = (
-            f"only {result.answered} of {len(reduced)} panel judges answered, {min_members} needed ({errors})"
-        )
+        errors = [(o.model, str(o.failure)) for o in failed]
+        message = too_few_answered(result.answered, len(reduced), min_members, errors)
         return replace(combined, failure=JudgeFailure(kind, message))
     verdict = Verdict(
         passed=result.decision == "pass",

@@ -25,7 +25,7 @@ from ..judging.pairwise_verdict import (
 )
 from ..judging.verdict import JudgeFailure, Outcome
 from .host import Baseline, CaseToJudge, Host, PairToJudge
-from .panel import member_configs, pair_vote, panel_label, panel_or_error
+from .panel import member_configs, pair_vote, panel_label, panel_or_error, too_few_answered
 from .produce import prepare_task_start, produce_or_settle
 from .settle import Ask, sample_count, send, settle_or_judge, settle_or_judge_now
 
@@ -90,14 +90,12 @@ class PairResult:
         if self.identical or self.voted is not None:
             return None
         failed = [m for m in self.members if m.failure is not None]
-        errors = "; ".join(f"{m.model}: {m.failure}" for m in failed)
+        errors = [(m.model, str(m.failure)) for m in failed]
         answered = len(self.members) - len(failed)
         kind = failed[0].failure.kind if failed and failed[0].failure else "judge-error"
-        message = (
-            f"only {answered} of {len(self.members)} panel judges answered, "
-            f"{self.panel.min_members} needed ({errors})"
+        return JudgeFailure(
+            kind, too_few_answered(answered, len(self.members), self.panel.min_members, errors)
         )
-        return JudgeFailure(kind, message)
 
     @property
     def voted(self) -> PairOutcome | None:

@@ -63,6 +63,16 @@ def pair_vote(outcomes: Sequence[str | None], rule: str, min_members: int) -> st
     return ranked[0] if rule == "unanimous" else ranked[-1]
 
 
+def too_few_answered(answered: int, members: int, least: int, failures: Sequence[tuple[str, str]]) -> str:
+    """Why a panel could not decide a case: ``only 1 of 3 panel judges answered, 2 needed: M2, M3:
+    http-400: …``, the members that failed alike named together (so a budget stop reads as one)."""
+    grouped: dict[str, list[str]] = {}
+    for model, failure in failures:
+        grouped.setdefault(failure, []).append(model)
+    said = "; ".join(f"{', '.join(models)}: {failure}" for failure, models in grouped.items())
+    return f"only {answered} of {members} panel judges answered, {least} needed: {said}"
+
+
 def member_key(nodeid: str, member: int, sample: int) -> str:
     """The name of one member's sample in the scheduler (``_SamplesOf`` keeps it with its case)."""
     return f"{nodeid}{SAMPLE_SEPARATOR}member {member}.{sample}"
