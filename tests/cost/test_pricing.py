@@ -271,3 +271,47 @@ def test_cached_plus_cache_write_tokens_cannot_pass_the_input() -> None:
 )
 def test_dollars_from_floats_and_just_above_a_dollar(amount: Decimal | float, shown: str) -> None:
     assert format_usd(amount) == shown
+
+
+@pytest.mark.parametrize("label", ["local", "local:gemma-3-270m"])
+def test_the_local_judge_costs_nothing_for_any_token(label: str) -> None:
+    zero = Decimal(0)
+    assert price_for(label) == Price(label, None, zero, zero, zero, "local (free)")
+
+
+def test_an_override_keeps_the_label_it_prices() -> None:
+    override = price_for("openai:mine@http://h:1/v1", None, {"mine": (1.0, 2.0)})
+    assert override == Price(
+        "openai:mine@http://h:1/v1", None, Decimal("1.0"), None, Decimal("2.0"), "--llmjudge-price"
+    )
+
+
+def test_azure_models_are_priced_as_the_models_it_serves() -> None:
+    by_prefix = priced("azure:gpt-4o-mini")
+    by_url = priced("openai:gpt-4o-mini", "https://myres.openai.azure.com/openai/v1")
+    gateway = priced("gateway/openai:gpt-4o-mini")
+    assert (by_prefix.provider, by_url.provider, gateway.provider) == ("azure", "azure", "openai")
+    assert by_prefix.input_mtok == by_url.input_mtok == gateway.input_mtok == Decimal("0.15")
+
+
+def test_a_self_hosted_prefix_is_not_priced_as_the_model_it_names() -> None:
+    assert price_for("ollama:gpt-4o-mini") is None
+
+
+def test_a_model_without_a_cached_rate_keeps_its_input_rate() -> None:
+    groq = priced("groq:llama-3.3-70b-versatile")
+    assert (groq.input_mtok, groq.cached_input_mtok, groq.output_mtok) == (
+        Decimal("0.59"),
+        None,
+        Decimal("0.79"),
+    )
+
+
+def test_an_at_sign_in_a_model_name_is_not_a_url() -> None:
+    assert split_label("openai:model@v2@http://h:1/v1") == ("openai", "model@v2", "http://h:1/v1")
+    assert split_label("openai:model@v2") == ("openai", "model@v2", None)
+    assert split_label("https://h/v1") == ("https", "//h/v1", None)  # no @: never a base URL
+    overrides = {"openai:model": (1.0, 1.0), "openai:model@v2": (2.0, 2.0)}
+    assert price_for("openai:model@v3", None, overrides) is None  # another model, not openai:model
+    served = price_for("openai:model@v2@http://h:1/v1", None, overrides)
+    assert served is not None and served.input_mtok == Decimal("2.0")
