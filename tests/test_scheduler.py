@@ -468,3 +468,61 @@ def pytest_collection_modifyitems(config, items):
     run(pytester).assert_outcomes(passed=4, deselected=2)
     assert (pytester.path / "seen.txt").read_text() == "idle"
     assert judged(pytester) == ["one", "three"]
+
+
+# -- the switch interval while judging ----------------------------------------------------------
+
+
+def test_the_switch_interval_is_lowered_while_a_scheduler_runs_and_put_back_after() -> None:
+    from pytest_llmjudge.execution.scheduler import SWITCH_INTERVAL
+
+    before = sys.getswitchinterval()
+    assert before > SWITCH_INTERVAL  # the interpreter's default, 5 ms
+    seen: list[float] = []
+
+    async def job(slots: Slots) -> int:
+        seen.append(sys.getswitchinterval())
+        return 1
+
+    first: Scheduler[int] = Scheduler(concurrency=1)
+    second: Scheduler[int] = Scheduler(concurrency=1)
+    idle: Scheduler[int] = Scheduler(concurrency=1)  # never started: changes nothing
+    first.start([("a", job)])
+    second.start([("b", job)])
+    assert first.result("a") == second.result("b") == 1
+    first.close()
+    assert sys.getswitchinterval() == SWITCH_INTERVAL  # the second still runs
+    second.close()
+    idle.close()
+    assert seen == [SWITCH_INTERVAL, SWITCH_INTERVAL]
+    assert sys.getswitchinterval() == before
+    try:  # a lower interval of the user's own is kept; a scheduler told None leaves it alone
+        sys.setswitchinterval(0.0001)
+        for setting in (SWITCH_INTERVAL, None):
+            scheduler: Scheduler[int] = Scheduler(concurrency=1, switch_interval=setting)
+            scheduler.start([(f"{setting}", job)])
+            scheduler.result(f"{setting}")
+            scheduler.close()
+        assert seen[2:] == [pytest.approx(0.0001, abs=2e-6)] * 2  # kept in whole microseconds
+    finally:
+        sys.setswitchinterval(before)
+
+
+def test_a_run_judges_with_a_short_switch_interval_and_ends_with_its_own(pytester: pytest.Pytester) -> None:
+    sleepy_project(pytester, ["SLEEP 0.01"] * 4)
+    conftest = SLEEPY_CONFTEST.replace(
+        "async def judge(messages, info):\n",
+        "async def judge(messages, info):\n"
+        "    (HERE / 'during.txt').write_text(repr(sys.getswitchinterval()))\n",
+    )
+    conftest += (
+        "\nimport sys\n\n\ndef pytest_unconfigure(config):\n"
+        "    (HERE / 'after.txt').write_text(repr(sys.getswitchinterval()))\n"
+    )
+    pytester.makeconftest(conftest)
+    result = pytester.runpytest_subprocess(
+        "-p", "no:syrupy", "-p", "no:cacheprovider", "--llmjudge-cache=off"
+    )
+    result.assert_outcomes(passed=5)
+    assert float((pytester.path / "during.txt").read_text()) == 0.0005
+    assert float((pytester.path / "after.txt").read_text()) == 0.005

@@ -6,6 +6,13 @@ it does (``Slots.hold``), and starts each request no sooner than the requests-pe
 and any provider back-off allow; a job answered from the cache never takes a slot. pytest's
 items run in collection order as usual, each waiting only for its own job. Knows nothing of
 pytest.
+
+While a scheduler runs, the interpreter's switch interval is at most ``SWITCH_INTERVAL``: the
+loop thread and pytest's main thread take turns holding the GIL, and each system call one of
+them makes (a socket read, pytest's output capture, a progress dot) hands it to the other, which
+at the default interval (5 ms) could keep it that long while the first waited. Measured, 1,000
+judge calls over HTTP 32 at a time: the calls' median overhead over the server's time fell from
+0.53-0.57 s to 0.26-0.35 s and the judging phase by a third (a loaded 2-core machine).
 """
 
 from __future__ import annotations
@@ -13,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
+import sys
 import threading
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Container, Iterable, Mapping
@@ -22,6 +30,32 @@ from typing import Any, Generic, Protocol, TypeVar
 
 T = TypeVar("T")
 Job = Callable[["Slots"], Awaitable[T]]
+SWITCH_INTERVAL = 0.0005  # seconds, the longest a thread keeps the GIL while another waits for it
+
+
+class _SwitchInterval:
+    """The process's switch interval lowered while any scheduler runs, then put back as it was."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._holders = 0
+        self._before = 0.0
+
+    def lower(self, seconds: float) -> None:
+        with self._lock:
+            if not self._holders:
+                self._before = sys.getswitchinterval()
+                sys.setswitchinterval(min(seconds, self._before))  # a lower one set by the user stays
+            self._holders += 1
+
+    def restore(self) -> None:
+        with self._lock:
+            self._holders -= 1
+            if not self._holders:
+                sys.setswitchinterval(self._before)
+
+
+_SWITCH = _SwitchInterval()
 
 
 @dataclass
@@ -149,8 +183,10 @@ class Scheduler(Generic[T]):
         waiting: Waiting | None = None,
         poll: float = 0.2,
         limits: Mapping[str, int] | None = None,
+        switch_interval: float | None = SWITCH_INTERVAL,
     ) -> None:
         self.progress = Progress()
+        self._switch_interval = switch_interval  # None: the interpreter's own
         self._limits = limits  # endpoint -> calls in flight at most (a server's slots)
         self._concurrency = concurrency
         self._rpm = rpm
@@ -193,6 +229,9 @@ class Scheduler(Generic[T]):
                 future.cancel()
             return
         if not self._thread.is_alive():
+            if self._switch_interval is not None:
+                _SWITCH.lower(self._switch_interval)
+                self.on_close(_SWITCH.restore)  # put back once the loop has stopped
             self._thread.start()
         # One hand-over for the whole batch: a thread-safe call per job would wake the loop
         # (and contend for the GIL) a thousand times.
