@@ -23,7 +23,7 @@ def test_a_model_task_records_the_snapshot_and_fingerprint_that_answered(
         verdict={"answer": "heparin"}, model="release-1-2025-04-14", system_fingerprint="fp_t"
     ) as fake:
         write_model_suite(suite, fake.url, monkeypatch)
-        result = suite.run("benchmarks", "--llmjudge-results=r.json", "-k", "asked")
+        result = suite.run("benchmarks", "--llmjudge-results=r.json", "--llmjudge-html=r.html", "-k", "asked")
         result.assert_outcomes(passed=1)
         assert len(fake.completions) == 1
         (case,) = results(suite)["benchmarks"][0]["cases"]
@@ -33,6 +33,10 @@ def test_a_model_task_records_the_snapshot_and_fingerprint_that_answered(
         result.stdout.fnmatch_lines(
             ["task model *release-1* answered as release-1-2025-04-14 (fingerprint fp_t)"]
         )
+        page = (suite.root / "r.html").read_text()
+        header = page[page.index("<header") : page.index("</header>")]
+        said = "answered as <code>release-1-2025-04-14</code> (fingerprint <code>fp_t</code>) · 1 output(s)"
+        assert "<dt>task model</dt>" in header and said in header
         # the output cache answers the next run: no call, and the output says who answered the
         # call that filled it
         again = suite.run("benchmarks", "--llmjudge-results=r.json", "-k", "asked")

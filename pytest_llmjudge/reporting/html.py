@@ -273,6 +273,7 @@ def report_context(results: dict[str, Any], baseline: dict[str, Any] | None = No
         "r": results,
         "models": judge_models(results),
         "answered": answered_judges(results),
+        "task_models": answered_tasks(results),
         "started": moment(results["started"]),
         "duration": duration(results["started"], results["finished"]),
         "benchmarks": benchmarks,
@@ -301,6 +302,23 @@ def answered_judges(results: dict[str, Any]) -> list[dict[str, Any]]:
     return [
         {"requested": requested, "model": model, "fingerprint": fingerprint, "verdicts": verdicts}
         for (requested, model, fingerprint), verdicts in ordered
+    ]
+
+
+def answered_tasks(results: dict[str, Any]) -> list[dict[str, Any]]:
+    """The models that answered the task calls behind the run's outputs (task label, snapshot,
+    fingerprint), each once with its outputs, most outputs first."""
+    counts: dict[tuple[str, str, str | None], int] = {}
+    for benchmark in results["benchmarks"]:
+        for case in benchmark["cases"]:
+            produced = case.get("produced") or {}
+            if answered := produced.get("answered_by"):
+                key = (produced.get("task") or "", answered["model"], answered.get("fingerprint"))
+                counts[key] = counts.get(key, 0) + 1
+    ordered = sorted(counts.items(), key=lambda item: (-item[1], str(item[0])))
+    return [
+        {"task": task, "model": model, "fingerprint": fingerprint, "outputs": outputs}
+        for (task, model, fingerprint), outputs in ordered
     ]
 
 
