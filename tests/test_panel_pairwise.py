@@ -138,6 +138,7 @@ def test_a_pairwise_panel_judges_both_orders_per_member_and_votes_on_the_outcome
         in out
     )
     assert re.search(r"openai:judge-a\S*: tie", out) and re.search(r"openai:judge-b\S*: loss", out)
+    assert "PW::bc-loss - LOSS to the baseline: panel (majorit" in out  # the vote, in the short summary
     # the agreement over the outcomes: wins per member, split cases
     assert re.search(r"judge-a\S*: wins 50\.0 % \(3 of 6\)", out)
     assert re.search(r"judge-b\S*: wins 16\.7 % \(1 of 6\)", out)

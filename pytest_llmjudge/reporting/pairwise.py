@@ -69,7 +69,13 @@ def loss_report(benchmark: Benchmark, case: Case, result: PairResult) -> Failure
     short = "\n".join(
         shorten(line) if line.startswith(("candidate ", "baseline output")) else line for line in lines
     )
-    return FailureReport(text, short, shorten("LOSS to the baseline: " + " / ".join(r for r in reasons if r)))
+    said = " / ".join(r for r in reasons if r)
+    if result.panel is not None:  # the vote, not the first member's reason
+        named = [m.outcome or "ERROR" for m in result.members]
+        said = f"panel ({result.panel.rule}): " + ", ".join(
+            f"{named.count(o)} {o}" for o in dict.fromkeys(named)
+        )
+    return FailureReport(text, short, shorten("LOSS to the baseline: " + said))
 
 
 def _pct(value: float | None) -> str:
