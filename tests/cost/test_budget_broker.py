@@ -146,6 +146,8 @@ def test_the_protocol_a_worker_speaks(broker: BudgetBroker) -> None:
         b'{"op": "reserve", "cost": "0", "tokens": -1}',
         b'{"op": "settle", "id": 9, "cost": "0", "tokens": 0}',
         b'{"op": "borrow"}',
+        b'{"op": "reserve", "cost": "0", "tokens": 1}',
+        b'{"op": "settle", "id": 2, "cost": "lots", "tokens": 1}',
     )
     assert said == [
         {"ok": True},
@@ -158,6 +160,8 @@ def test_the_protocol_a_worker_speaks(broker: BudgetBroker) -> None:
         {"error": "bad request: a token count must be an integer ≥ 0, not -1"},
         {"error": "reservation 9 is not this worker's call in flight"},
         {"error": "unknown request 'borrow'"},
+        {"id": 2},
+        {"error": "bad request: cost 'lots' is not a number"},
     ]
     assert broker.budget.spent == Decimal("0.002") and broker.budget.spent_tokens == 0
 

@@ -315,3 +315,9 @@ def test_an_at_sign_in_a_model_name_is_not_a_url() -> None:
     assert price_for("openai:model@v3", None, overrides) is None  # another model, not openai:model
     served = price_for("openai:model@v2@http://h:1/v1", None, overrides)
     assert served is not None and served.input_mtok == Decimal("2.0")
+
+
+def test_a_model_genai_prices_lists_without_token_rates_is_free() -> None:
+    free = priced("azure:mai-ds-r1:free")
+    assert (free.input_mtok, free.output_mtok) == (Decimal(0), Decimal(0))
+    assert free.describe() == "$0/$0 per Mtok in/out (genai-prices: azure)"
