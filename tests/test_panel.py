@@ -240,6 +240,12 @@ def test_a_three_judge_panel_votes_caches_per_judge_and_reports_agreement(
     unanimous = run_panel(pytester, panel_server, "--llmjudge-panel-rule=unanimous")
     unanimous.assert_outcomes(passed=4 + 1, failed=8)
     assert len(panel_server.completions) == 36  # every member's verdict came from the cache
+    # the judge fingerprint a calibration is stored under covers the members and the rule
+    judge = results["benchmarks"][0]["judge"]
+    assert judge["model"].startswith("panel(majority, 2 of 3): openai:judge-a@")
+    assert json.loads((pytester.path / "run.json").read_text())["benchmarks"][0]["judge"]["model"].startswith(
+        "panel(unanimous, 2 of 3): "
+    )
 
     again = run_panel(pytester, panel_server)
     again.assert_outcomes(passed=8 + 1, failed=4)
@@ -350,3 +356,28 @@ def test_adding_a_member_calls_only_it_and_a_single_judge_reuses_a_members_verdi
     single = pytester.runpytest_subprocess(*args, "--llmjudge-model=judge-b", "benchmarks")
     single.assert_outcomes(passed=2, failed=1)  # judge-b alone, from the cache its panel run filled
     assert len(panel_server.completions) == 6
+
+
+def test_a_member_with_its_own_base_url_is_called_there(
+    pytester: pytest.Pytester, panel_server: FakeOpenAI
+) -> None:
+    other = FakeOpenAI()
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), type("H", (PanelHandler,), {"fake": other}))
+    threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+    other.url, other._httpd = f"http://127.0.0.1:{httpd.server_address[1]}", httpd
+    try:
+        pytester.makeini("[pytest]\n")
+        (pytester.path / "benchmarks").mkdir()
+        (pytester.path / "benchmarks" / "P6.yaml").write_text(
+            "code: P6\nconcept: The output is right.\n"
+            "inclusion_criteria: Apply when there is output. Flag if it is wrong.\ncases:\n"
+            "  - {id: c0, candidate_output: 'one'}\n  - {id: c1, candidate_output: 'two judge-b'}\n"
+            f"judge:\n  panel: [judge-a, {{model: judge-b, base_url: '{other.url}/v1'}}, judge-c]\n"
+        )
+        args = ("-p", "no:cacheprovider", "-p", "no:syrupy", f"--llmjudge-base-url={panel_server.url}/v1")
+        result = pytester.runpytest_subprocess(*args, "benchmarks")
+        result.assert_outcomes(passed=2 + 1)
+        assert calls(panel_server) == {"judge-a": 2, "judge-b": 0, "judge-c": 2}
+        assert calls(other) == {"judge-a": 0, "judge-b": 2, "judge-c": 0}  # on its own server
+    finally:
+        other.stop()
