@@ -106,7 +106,7 @@ def test_a_pairwise_panel_judges_both_orders_per_member_and_votes_on_the_outcome
     estimate = run(pytester, pair_server, panel, "--llmjudge-estimate").stdout.str()
     assert "total: 36 calls" in estimate and not pair_server.completions  # 6 cases × 3 judges × 2 orders
 
-    majority = run(pytester, pair_server, panel)
+    majority = run(pytester, pair_server, panel, "--llmjudge-html=report.html")
     assert calls(pair_server) == {"judge-a": 12, "judge-b": 12, "judge-c": 12}  # both orders each
     results = json.loads((pytester.path / "run.json").read_text())
     cases = {c["id"]: c for c in results["benchmarks"][0]["cases"]}
@@ -145,6 +145,8 @@ def test_a_pairwise_panel_judges_both_orders_per_member_and_votes_on_the_outcome
     assert "6 cases, 3 split" in out
     agreement = results["benchmarks"][0]["panel"]
     assert agreement["split_cases"] == 3 and [m["passes"] for m in agreement["members"]] == [3, 1, 2]
+    html = (pytester.path / "report.html").read_text()  # each member's outcome in the case's row
+    assert re.search(r'"outcome":\s*"inconsistent"', html) and "m.outcome || verdict" in html
     # the split cases go to people, with every member's reason
     review = json.loads((pytester.path / ".llmjudge" / "review.json").read_text())["cases"]
     assert sorted(entry["case"] for entry in review) == SPLIT
