@@ -124,3 +124,62 @@ def test_each_member_against_human_labels() -> None:
 def test_votes_must_match_members() -> None:
     with pytest.raises(ValueError, match="one verdict per panel member"):
         panel_agreement(["a", "b"], [(P,)])
+
+
+# -- pairwise mode: the panel votes on the candidate's outcome ------------------------------------
+
+PAIR_CASES = [
+    ("win", "win", "win"),
+    ("win", "tie", "win"),
+    ("loss", "loss", "loss"),
+    ("tie", "loss", "loss"),
+    ("win", "loss", "tie"),
+    ("tie", "tie", "tie"),
+]
+
+
+@pytest.mark.parametrize(
+    ("outcomes", "rule", "least", "voted"),
+    [
+        (("win", "tie", "win"), "majority", 2, "win"),
+        (("win", "loss", "tie"), "majority", 2, "inconsistent"),  # no majority: reviewed, counted a tie
+        (("win", "inconsistent", "inconsistent"), "majority", 2, "tie"),  # an inconsistent pair is a tie
+        (("win", None, "tie"), "majority", 2, "inconsistent"),  # 1 of 2 is not more than half
+        (("win", "tie", "win"), "unanimous", 2, "tie"),  # a win needs every member's
+        (("win", "loss", "win"), "unanimous", 2, "loss"),
+        (("loss", "tie", "loss"), "any", 2, "tie"),
+        (("loss", "win", "loss"), "any", 2, "win"),
+        (("win", None, None), "majority", 2, None),  # too few answered: an ERROR
+    ],
+)
+def test_a_pairwise_panel_votes_on_the_outcome(
+    outcomes: tuple[str | None, ...], rule: str, least: int, voted: str | None
+) -> None:
+    from pytest_llmjudge.pipeline.panel import pair_vote
+
+    assert pair_vote(outcomes, rule, least) == voted
+
+
+def test_agreement_over_pairwise_outcomes_counts_three_categories_as_statsmodels_does() -> None:
+    # statsmodels' fleiss_kappa on the category table gives 0.416666..., cohens_kappa of the first
+    # two members 0.307692...
+    assert fleiss_kappa(PAIR_CASES) == pytest.approx(0.4166666666666666)
+    assert cohen_kappa([c[0] for c in PAIR_CASES], [c[1] for c in PAIR_CASES]) == pytest.approx(
+        0.3076923076923077
+    )
+    stats = panel_agreement(["a", "b", "c"], PAIR_CASES)
+    assert stats.outcomes and [r.passes for r in stats.rates] == [3, 1, 2]  # wins
+    assert stats.split_cases == 3
+
+
+def test_a_pairwise_panel_record_splits_on_different_outcomes() -> None:
+    from pytest_llmjudge.gating.panel import pair_decision, pair_split
+
+    assert pair_split(["win", "tie", None]) and not pair_split(["tie", "inconsistent", None])
+    assert [pair_decision(o) for o in ("win", "tie", "loss", "inconsistent", None)] == [
+        "pass",
+        "pass",
+        "fail",
+        "uncertain",
+        "error",
+    ]
