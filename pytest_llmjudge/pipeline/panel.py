@@ -89,12 +89,8 @@ def member_benchmark(benchmark: Benchmark, member: PanelMember) -> Benchmark:
 
 
 def task_first(benchmark: Benchmark) -> str:
-    """Why a panel benchmark's case whose task must run first cannot be judged in this run."""
-    return (
-        f"{benchmark.location}: {benchmark.code} is judged by a panel, which judges outputs that exist "
-        "when the run starts (in the case file or the task output cache); its task has not produced "
-        "them yet. Run it once with one judge (--llmjudge-model), then the panel judges the stored outputs"
-    )
+    """Why a panel benchmark has no single judge to ask (its members are asked one by one)."""
+    return f"{benchmark.location}: {benchmark.code} is judged by a panel: each member is its own judge"
 
 
 def panel_or_error(benchmark: Benchmark, settings: Any) -> Panel | None:
@@ -199,7 +195,7 @@ class PanelPipeline:
 
         rest: list[CaseToJudge] = []
         for case in cases:
-            if case.benchmark.spec.evaluator_type in {"code", "manual_sme"} or case.nodeid in self._plans:
+            if case.benchmark.spec.evaluator_type == "code" or case.nodeid in self._plans:
                 rest.append(case)
                 continue
             panel = self.panel_of(case.benchmark)
