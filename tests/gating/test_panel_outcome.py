@@ -1,0 +1,92 @@
+"""A panel case's outcome from its members' samples, without a run: each member's samples reduced,
+the vote, the reason listing every member, the usage, attempts and latency of every call, the
+judge label naming the rule and members, and an ERROR that names who failed when too few answered."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+from pytest_llmjudge.gating.panel import MemberVerdict
+from pytest_llmjudge.gating.panel_outcome import combine_panel, member_verdict
+from pytest_llmjudge.judging.verdict import JudgeFailure, Outcome, Usage, Verdict
+from pytest_llmjudge.suite.errors import Location
+from pytest_llmjudge.suite.files import Benchmark, BenchmarkSpec
+from pytest_llmjudge.suite.settings import RunSettings
+
+BENCHMARK = Benchmark(BenchmarkSpec(code="B1"), Location("b.yaml", 1, 1), (), None)
+SETTINGS = RunSettings()
+
+
+def judged(model: str, passed: bool, reason: str = "", **fields: object) -> Outcome:
+    return Outcome(Verdict(passed, reason), model=model, **fields)  # type: ignore[arg-type]
+
+
+def failed(model: str, kind: str, message: str, **fields: object) -> Outcome:
+    return Outcome(None, JudgeFailure(kind, message), model=model, **fields)  # type: ignore[arg-type]
+
+
+def test_a_member_verdict_carries_its_pass_reason_error_and_cache() -> None:
+    assert member_verdict(judged("a", True, "fine", cached=True)) == MemberVerdict(
+        "a", True, "fine", None, True
+    )
+    assert member_verdict(failed("b", "http-500", "down")) == MemberVerdict(
+        "b", None, "", "http-500: down", False
+    )
+
+
+def test_a_majority_passes_and_the_reason_lists_every_member() -> None:
+    members = [
+        [judged("a", True, "polite", attempts=2, usage=Usage(1, 100, 10, cost=Decimal("0.1")), latency=1.5)],
+        [judged("b", False, "rude", usage=Usage(1, 50, 5, cost=Decimal("0.2")), latency=0.5)],
+        [judged("c", True, "kind", usage=Usage(1, 10, 1, cost=Decimal("0.3")), retried=("timeout",))],
+    ]
+    outcome = combine_panel(BENCHMARK, members, "majority", 2, SETTINGS)
+    assert outcome.verdict == Verdict(
+        True, "panel: 2 of 3 judges pass (majority)\n  a: pass: polite\n  b: fail: rude\n  c: pass: kind"
+    )
+    assert outcome.failure is None and outcome.verdict is not None and not outcome.verdict.uncertain
+    assert outcome.model == "panel(majority, 2 of 3): a, b, c"
+    assert outcome.usage == Usage(3, 160, 16, cost=Decimal("0.6"))
+    assert outcome.latency == 2.0 and outcome.retried == ("timeout",)
+    assert outcome.attempts == 2  # one call, plus a's retry
+    assert not outcome.cached and [m.model for m in outcome.members] == ["a", "b", "c"]
+
+
+def test_an_even_split_is_uncertain_and_fails() -> None:
+    members = [[judged("a", True)], [judged("b", False)]]
+    outcome = combine_panel(BENCHMARK, members, "majority", 1, SETTINGS)
+    assert outcome.verdict is not None
+    assert (outcome.verdict.passed, outcome.verdict.uncertain) == (False, True)
+
+
+def test_a_fully_cached_panel_made_no_call() -> None:
+    members = [[judged("a", True, cached=True, attempts=0)], [judged("b", True, cached=True, attempts=0)]]
+    outcome = combine_panel(BENCHMARK, members, "unanimous", 2, SETTINGS)
+    assert outcome.cached and outcome.attempts == 0 and outcome.latency is None
+    assert outcome.verdict is not None and outcome.verdict.passed
+    half = combine_panel(BENCHMARK, [members[0], [judged("b", True, attempts=3)]], "unanimous", 2, SETTINGS)
+    assert not half.cached and half.attempts == 3  # one call plus b's two retries
+
+
+def test_too_few_answers_is_an_error_naming_the_members_that_failed() -> None:
+    members = [
+        [judged("a", True)],
+        [failed("b", "http-400", "bad request")],
+        [failed("c", "http-400", "bad request")],
+    ]
+    outcome = combine_panel(BENCHMARK, members, "majority", 2, SETTINGS)
+    assert outcome.verdict is None
+    assert outcome.failure == JudgeFailure(
+        "http-400", "only 1 of 3 panel judges answered, 2 needed: b, c: http-400: bad request"
+    )
+    assert outcome.model == "panel(majority, 2 of 3): a, b, c"
+
+
+def test_each_members_samples_reduce_to_its_verdict_first() -> None:
+    a_samples = [judged("a", True, "x"), judged("a", False, "y"), judged("a", False, "z")]
+    b_samples = [judged("b", True, "ok")]
+    outcome = combine_panel(BENCHMARK, [a_samples, b_samples], "any", 1, SETTINGS)
+    assert outcome.verdict is not None and outcome.verdict.passed  # b passes; a's majority fails
+    first = outcome.members[0]
+    assert first.verdict is not None and not first.verdict.passed and len(first.samples) == 3
+    assert outcome.verdict.reason.splitlines()[0] == "panel: 1 of 2 judges pass (any)"
