@@ -147,6 +147,7 @@ def test_a_pairwise_panel_judges_both_orders_per_member_and_votes_on_the_outcome
     assert agreement["split_cases"] == 3 and [m["passes"] for m in agreement["members"]] == [3, 1, 2]
     html = (pytester.path / "report.html").read_text()  # each member's outcome in the case's row
     assert re.search(r'"outcome":\s*"inconsistent"', html) and "m.outcome || verdict" in html
+    assert re.search(r"judge-b@[^\"]*: candidate was A: ", html)  # each answer names its member
     # the split cases go to people, with every member's reason
     review = json.loads((pytester.path / ".llmjudge" / "review.json").read_text())["cases"]
     assert sorted(entry["case"] for entry in review) == SPLIT

@@ -225,6 +225,9 @@ def pairwise_case(case: Mapping[str, Any]) -> dict[str, Any] | None:
     else:
         kinds = [pair["outcome"] or "error"]
     produced = case.get("produced")
+    members = [m["model"] for m in (case.get("panel") or {}).get("members", [])]
+    if len(pair["answers"]) != 2 * len(members):  # a panel's: each member's two, member by member
+        members = []
     return {
         "kinds": kinds,
         "outcome": kinds[-1],
@@ -234,11 +237,12 @@ def pairwise_case(case: Mapping[str, Any]) -> dict[str, Any] | None:
         "consistent": pair["consistent"],
         "answers": [
             {
-                "line": answer_line(a["candidate_position"], a["winner"], a["reason"]),
+                "line": (f"{members[i // 2]}: " if members else "")
+                + answer_line(a["candidate_position"], a["winner"], a["reason"]),
                 "winner": a["winner"],
                 "cached": a["cached"],
                 "error": a["error"],
             }
-            for a in pair["answers"]
+            for i, a in enumerate(pair["answers"])
         ],
     }
