@@ -4,10 +4,12 @@ judge label naming the rule and members, and an ERROR that names who failed when
 
 from __future__ import annotations
 
+import dataclasses
 from decimal import Decimal
 
-from pytest_llmjudge.gating.panel import MemberVerdict
+from pytest_llmjudge.gating.panel import MemberVerdict, pair_panel_reason
 from pytest_llmjudge.gating.panel_outcome import combine_panel, member_verdict
+from pytest_llmjudge.gating.panel_records import MemberRecord, PanelRecord, panel_record
 from pytest_llmjudge.judging.verdict import JudgeFailure, Outcome, Usage, Verdict
 from pytest_llmjudge.suite.errors import Location
 from pytest_llmjudge.suite.files import Benchmark, BenchmarkSpec
@@ -90,3 +92,74 @@ def test_each_members_samples_reduce_to_its_verdict_first() -> None:
     first = outcome.members[0]
     assert first.verdict is not None and not first.verdict.passed and len(first.samples) == 3
     assert outcome.verdict.reason.splitlines()[0] == "panel: 1 of 2 judges pass (any)"
+
+
+def test_a_panel_case_record_keeps_each_members_verdict_tokens_and_cost() -> None:
+    members = [
+        [judged("a", True, "polite", cached=True, usage=Usage(1, 100, 10, cost=Decimal("0.25")))],
+        [judged("b", False, "rude", usage=Usage(1, 50, 5))],  # tokens without a price
+        [failed("c", "timeout", "slow")],
+    ]
+    outcome = combine_panel(BENCHMARK, members, "majority", 2, SETTINGS)
+    record = panel_record(outcome, "majority", 2)
+    assert record == PanelRecord(
+        "majority",
+        2,
+        "uncertain",
+        True,
+        (
+            MemberRecord("a", True, "polite", None, True, 1, 100, 10, 0.25),
+            MemberRecord("b", False, "rude", None, False, 1, 50, 5, None),
+            MemberRecord("c", None, "", "timeout: slow", False, 1, 0, 0, 0.0),
+        ),
+    )
+    assert record.unpriced() == ["b"]
+    sampled = panel_record(combine_panel(BENCHMARK, [[judged("a", True)] * 3], "any", 1, SETTINGS), "any", 1)
+    assert sampled.members[0].samples == 3 and (sampled.decision, sampled.split) == ("pass", False)
+
+
+def test_a_panel_record_travels_as_plain_values_and_back() -> None:
+    member = MemberRecord("a", False, "why", "err", True, 2, 10, 3, 0.5, "loss")
+    record = PanelRecord("unanimous", 1, "fail", False, (member,))
+    assert record.to_results() == {
+        "rule": "unanimous",
+        "min_members": 1,
+        "decision": "fail",
+        "split": False,
+        "members": [
+            {
+                "model": "a",
+                "pass": False,
+                "reason": "why",
+                "error": "err",
+                "cached": True,
+                "samples": 2,
+                "input_tokens": 10,
+                "output_tokens": 3,
+                "outcome": "loss",
+            }
+        ],
+    }
+    assert PanelRecord.from_dict(dataclasses.asdict(record)) == record
+    with_extra = dataclasses.asdict(record)
+    with_extra["members"][0]["added_later"] = 1  # a newer worker's field is left out
+    assert PanelRecord.from_dict(with_extra) == record
+    assert PanelRecord.from_dict({**with_extra, "members": [member]}) == record
+    assert (
+        PanelRecord.from_dict({"rule": "any", "min_members": 1, "decision": "error", "split": False}).members
+        == ()
+    )
+
+
+def test_a_pairwise_panel_reason_counts_outcomes_and_names_errors() -> None:
+    members = [("a", "win", "better", None), ("b", "win", "", None), ("c", None, "", "http-500: down")]
+    assert pair_panel_reason(members, "win", "majority") == (
+        "win: panel (majority): 2 win, 1 errored\n  a: win: better\n  b: win:\n  c: ERROR http-500: down"
+    )
+    assert pair_panel_reason([("a", None, "", None)], "inconsistent", "any") == (
+        "inconsistent: panel (any): no answer, 1 errored\n  a: ERROR"
+    )
+    mixed = [("a", "loss", "worse", None), ("b", "tie", "same", None)]
+    assert pair_panel_reason(mixed, "loss", "unanimous") == (
+        "loss: panel (unanimous): 1 loss, 1 tie\n  a: loss: worse\n  b: tie: same"
+    )
