@@ -1,0 +1,125 @@
+"""The judge's drift on the baseline's own outputs, without a run: which cases a comparison pairs,
+the flips each way with their McNemar p, who judged before and after, and the baseline as this
+run's judge sees it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from pytest_llmjudge.gating.drift import SeenJudge
+from pytest_llmjudge.gating.judge_drift import (
+    JudgeDrift,
+    drift_of,
+    judges_counted,
+    on_this_judge,
+    release_cases,
+    without_outputs,
+)
+from pytest_llmjudge.gating.statistics import mcnemar_exact_p
+
+OLD = SeenJudge("openai:gpt-4o-mini", "gpt-4o-mini-2024-07-18", "fp_1", 4)
+NEW = SeenJudge("openai:gpt-4o-mini", "gpt-4o-mini-2025-01-01", None, 4)
+
+
+def case(case_id: str, result: str, *, calibration: bool = False, **more: Any) -> dict[str, Any]:
+    return {"id": case_id, "result": result, "calibration": calibration, "produced": {"text": "o"}} | more
+
+
+def baseline() -> dict[str, Any]:
+    return {
+        "benchmarks": [
+            {
+                "code": "B1",
+                "judges": [OLD.to_json()],
+                "cases": [
+                    case("a", "pass"),
+                    case("b", "pass"),
+                    case("c", "fail"),
+                    case("d", "pass", produced=None),
+                    case("e", "error"),
+                    case("f", "pass", calibration=True),
+                    case("g", "pass", pairwise={"outcome": "win"}),
+                ],
+            },
+            {"code": "B2", "cases": [case("x", "fail")]},
+        ]
+    }
+
+
+def test_a_comparison_pairs_release_cases_that_passed_or_failed() -> None:
+    assert [(code, c["id"]) for code, c in release_cases(baseline())] == [
+        ("B1", "a"),
+        ("B1", "b"),
+        ("B1", "c"),
+        ("B1", "d"),
+        ("B2", "x"),
+    ]
+    assert without_outputs(baseline()) == ["B1::d"]
+
+
+def test_flips_each_way_are_counted_with_who_judged() -> None:
+    rejudged = {
+        "B1": {"a": False, "b": True, "c": True, "d": None, "f": False, "zz": True},
+        "B2": {"x": False},
+    }
+    first, second = drift_of(baseline(), rejudged, {"B1": (NEW,)})
+    assert first == JudgeDrift(
+        "B1",
+        3,
+        1,
+        1,
+        mcnemar_exact_p(1, 1),
+        "openai:gpt-4o-mini answered as gpt-4o-mini-2024-07-18 (fingerprint fp_1)",
+        "openai:gpt-4o-mini answered as gpt-4o-mini-2025-01-01",
+    )
+    assert second == JudgeDrift("B2", 1, 0, 0, mcnemar_exact_p(0, 0), "", "")
+    assert first.text() == (
+        "judge drift on the baseline's outputs: 2 of 3 verdict(s) flipped (1 pass → fail, 1 fail → pass; "
+        "exact McNemar p = 1); baseline judged by openai:gpt-4o-mini answered as gpt-4o-mini-2024-07-18 "
+        "(fingerprint fp_1), judged again by openai:gpt-4o-mini answered as gpt-4o-mini-2025-01-01"
+    )
+    assert second.text().endswith("baseline judged by an unknown judge, judged again by an unknown judge")
+    assert first.to_dict() == {
+        "benchmark": "B1",
+        "rejudged": 3,
+        "pass_to_fail": 1,
+        "fail_to_pass": 1,
+        "p_value": mcnemar_exact_p(1, 1),
+        "baseline_judges": first.baseline_judges,
+        "judge": first.judge,
+    }
+
+
+def test_a_lopsided_drift_has_a_small_p_value() -> None:
+    passes = {"benchmarks": [{"code": "B", "cases": [case(str(i), "pass") for i in range(8)]}]}
+    (drift,) = drift_of(passes, {"B": {str(i): False for i in range(8)}}, {})
+    assert (drift.pass_to_fail, drift.fail_to_pass) == (8, 0)
+    assert drift.p_value == pytest.approx(2 / 256)
+    assert (
+        "8 of 8 verdict(s) flipped (8 pass → fail, 0 fail → pass; exact McNemar p = 0.00781)" in drift.text()
+    )
+
+
+def test_judges_are_counted_most_first_then_by_name() -> None:
+    answers = [("m", "b", None), ("m", "a", "fp"), ("m", "b", None), ("m", "a", None), ("m", "a", "fp")]
+    assert judges_counted(answers) == (
+        SeenJudge("m", "a", "fp", 2),
+        SeenJudge("m", "b", None, 2),
+        SeenJudge("m", "a", None, 1),
+    )
+    assert judges_counted([]) == ()
+
+
+def test_the_baseline_on_this_judge_carries_the_new_verdicts_and_judges() -> None:
+    original = baseline()
+    rejudged = {"B1": {"a": False, "c": True, "d": None, "f": False}}
+    moved = on_this_judge(original, rejudged, {"B1": (NEW,)})
+    b1 = moved["benchmarks"][0]
+    assert b1["judges"] == [NEW.to_json()]
+    assert [c["result"] for c in b1["cases"]] == ["fail", "pass", "pass", "error", "error", "pass", "pass"]
+    assert moved["benchmarks"][1] == original["benchmarks"][1]  # not judged again: as it was
+    assert original["benchmarks"][0]["cases"][0]["result"] == "pass"  # the baseline itself is kept
+    assert original["benchmarks"][0]["judges"] == [OLD.to_json()]
+    assert on_this_judge(original, {"B1": {}}, {})["benchmarks"][0]["judges"] == []
