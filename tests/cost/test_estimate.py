@@ -141,3 +141,31 @@ def test_a_benchmark_with_nothing_to_call_costs_nothing() -> None:
 def test_task_requests_need_a_task_model() -> None:
     with pytest.raises(ValueError, match="no task model"):
         estimate_benchmark("B", [], ModelTokens(None), task_requests=["x"])
+
+
+def test_the_total_line_sums_every_benchmark_and_its_cost_range() -> None:
+    from pytest_llmjudge.cost.pricing import format_usd
+    from pytest_llmjudge.gating.estimate import describe_total
+
+    priced = ModelTokens(
+        Price("m", None, Decimal(1000), None, Decimal(2000), "--llmjudge-price"), tokenizer=words
+    )
+    task = ModelTokens(
+        Price("t", None, Decimal(1), None, Decimal(1), "--llmjudge-price"), output_history=(10,)
+    )
+    first = estimate_benchmark("A", [Miss(REQUEST, samples=2)], priced, task_requests=["x" * 40], task=task)
+    second = estimate_benchmark("B", [Miss(REQUEST)], priced)
+    both = [first, second]
+    tokens_in = sum(p.input_tokens.expected for e in both for p in e.parts)
+    tokens_out = sum(p.output_tokens.expected for e in both for p in e.parts)
+    assert first.cost is not None and second.cost is not None
+    assert first.cost_range is not None and second.cost_range is not None
+    low, high = (first.cost_range[i] + second.cost_range[i] for i in (0, 1))
+    assert describe_total(both) == (
+        f"total: 4 calls, {tokens_in:,} in / {tokens_out:,} out tokens, "
+        f"{format_usd(first.cost + second.cost)} ({format_usd(low)}–{format_usd(high)})"
+    )
+    assert low < first.cost + second.cost < high and first.calls == 3
+    unpriced = estimate_benchmark("C", [Miss(REQUEST)], ModelTokens(None))
+    assert describe_total([first, unpriced]).endswith(", cost unknown (a model has no price)")
+    assert describe_total([]) == "total: 0 calls, 0 in / 0 out tokens, $0.00 ($0.00–$0.00)"
