@@ -123,3 +123,37 @@ def test_the_baseline_on_this_judge_carries_the_new_verdicts_and_judges() -> Non
     assert original["benchmarks"][0]["cases"][0]["result"] == "pass"  # the baseline itself is kept
     assert original["benchmarks"][0]["judges"] == [OLD.to_json()]
     assert on_this_judge(original, {"B1": {}}, {})["benchmarks"][0]["judges"] == []
+
+
+def test_labelled_cases_of_a_results_file_are_the_judges_verdicts_on_them() -> None:
+    from pytest_llmjudge.gating.label_agreement import Judgment, labelled_judgments
+
+    def labelled(case_id: str, label: str | None, result: str, calibration: bool = False) -> dict[str, Any]:
+        return case(
+            case_id, result, calibration=calibration, label=label, location=f"b.yaml:{case_id}", reason="r"
+        )
+
+    results = {
+        "benchmarks": [
+            {
+                "code": "B1",
+                "cases": [
+                    labelled("a", "pass", "fail"),  # a release case: the verdict itself
+                    labelled("b", "fail", "fail"),
+                    labelled("c", "pass", "pass", calibration=True),  # calibration: agreed with the label
+                    labelled("d", "fail", "fail", calibration=True),  # disagreed: the judge passed it
+                    labelled("e", None, "pass"),
+                    labelled("f", "pass", "error"),
+                ],
+            },
+            {"code": "B2", "cases": [labelled("x", None, "pass"), labelled("y", "fail", "skipped")]},
+        ]
+    }
+    assert labelled_judgments(results) == {
+        "B1": {
+            "a": Judgment("a", "b.yaml:a", True, False, "r"),
+            "b": Judgment("b", "b.yaml:b", False, False, "r"),
+            "calibration::c": Judgment("calibration::c", "b.yaml:c", True, True, "r"),
+            "calibration::d": Judgment("calibration::d", "b.yaml:d", False, True, "r"),
+        }
+    }
