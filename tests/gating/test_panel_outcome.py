@@ -163,3 +163,17 @@ def test_a_pairwise_panel_reason_counts_outcomes_and_names_errors() -> None:
     assert pair_panel_reason(mixed, "loss", "unanimous") == (
         "loss: panel (unanimous): 1 loss, 1 tie\n  a: loss: worse\n  b: tie: same"
     )
+
+
+def test_the_first_failing_members_kind_names_the_error_and_answers_alone_can_be_too_few() -> None:
+    members = [[judged("a", True)], [failed("b", "http-400", "bad")], [failed("c", "timeout", "slow")]]
+    outcome = combine_panel(BENCHMARK, members, "majority", 2, SETTINGS)
+    assert outcome.failure is not None and outcome.failure.kind == "http-400"
+    answered = combine_panel(BENCHMARK, [[judged("a", True)], [judged("b", True)]], "majority", 3, SETTINGS)
+    assert answered.failure == JudgeFailure("judge-error", "only 2 of 2 panel judges answered, 3 needed: ")
+
+
+def test_a_member_with_two_samples_is_reduced_before_the_vote() -> None:
+    two = [judged("a", True, "yes"), judged("a", False, "no")]  # a tie of two samples fails
+    outcome = combine_panel(BENCHMARK, [two], "any", 1, SETTINGS)
+    assert outcome.verdict is not None and not outcome.verdict.passed
