@@ -157,3 +157,29 @@ def test_labelled_cases_of_a_results_file_are_the_judges_verdicts_on_them() -> N
             "calibration::d": Judgment("calibration::d", "b.yaml:d", False, True, "r"),
         }
     }
+
+
+def test_a_change_of_judge_says_who_judged_each_run() -> None:
+    from pytest_llmjudge.gating.drift import MIXED_WAY_OUT, judge_change, mixed_detail
+
+    changed = judge_change((OLD,), (NEW,))
+    assert changed is not None and changed.stop
+    assert changed.text() == (
+        "judge changed: baseline judged by openai:gpt-4o-mini answered as gpt-4o-mini-2024-07-18 "
+        "(fingerprint fp_1), this run by openai:gpt-4o-mini answered as gpt-4o-mini-2025-01-01"
+    )
+    rotated = SeenJudge(OLD.requested, OLD.model, "fp_2", 1)
+    fingerprint = judge_change((OLD, NEW), (rotated, NEW))
+    assert fingerprint is not None and not fingerprint.stop
+    assert fingerprint.text() == (
+        "judge fingerprint changed: baseline judged by openai:gpt-4o-mini answered as "
+        "gpt-4o-mini-2024-07-18 (fingerprint fp_1) and openai:gpt-4o-mini answered as "
+        "gpt-4o-mini-2025-01-01, this run by openai:gpt-4o-mini answered as gpt-4o-mini-2024-07-18 "
+        "(fingerprint fp_2) and openai:gpt-4o-mini answered as gpt-4o-mini-2025-01-01 "
+        "(same snapshot; providers rotate serving backends, so the comparison stands)"
+    )
+    assert mixed_detail((OLD, NEW)) == (
+        "mixed judges: 4 verdict(s) of openai:gpt-4o-mini answered as gpt-4o-mini-2024-07-18 "
+        "(fingerprint fp_1); 4 verdict(s) of openai:gpt-4o-mini answered as gpt-4o-mini-2025-01-01; "
+        + MIXED_WAY_OUT
+    )
