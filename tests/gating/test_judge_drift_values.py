@@ -183,3 +183,42 @@ def test_a_change_of_judge_says_who_judged_each_run() -> None:
         "(fingerprint fp_1); 4 verdict(s) of openai:gpt-4o-mini answered as gpt-4o-mini-2025-01-01; "
         + MIXED_WAY_OUT
     )
+
+
+def test_comparisons_across_a_change_of_judge_are_marked_and_explained() -> None:
+    from pytest_llmjudge.gating.drift import JUDGE_CHANGED, WAY_OUT, judged_alike
+    from pytest_llmjudge.gating.records import CaseRecord, SampleRecord
+    from pytest_llmjudge.gating.statistics import Comparison, Unpaired
+
+    def comparison(code: str) -> Comparison:
+        return Comparison(
+            code, 0.9, 0.8, -0.1, (-0.2, 0.0), 2, 1, 0.5, 0.5, "same", Unpaired((), ()), 0.3, 10
+        )
+
+    def record(code: str, model: str, fingerprint: str | None) -> CaseRecord:
+        sample = SampleRecord(0, True, answered_model=model, answered_fingerprint=fingerprint)
+        return CaseRecord(code, "a", "pass", model=OLD.requested, samples=(sample,))
+
+    baseline = {
+        "benchmarks": [
+            {"code": code, "judges": [OLD.to_json()], "cases": []} for code in ("SAME", "NEWSNAP", "ROTATED")
+        ]
+    }
+    records = [
+        record("SAME", OLD.model, "fp_1"),
+        record("NEWSNAP", NEW.model, None),
+        record("ROTATED", OLD.model, "fp_9"),
+    ]
+    comparisons = [comparison(code) for code in ("SAME", "NEWSNAP", "ROTATED", "UNJUDGED")]
+    marked, notes = judged_alike(comparisons, records, baseline, None)
+    assert marked[0] == comparisons[0] and marked[3] == comparisons[3]
+    assert marked[1].verdict == JUDGE_CHANGED and marked[1].judge_change is not None
+    assert marked[1].judge_change.startswith("judge changed: baseline judged by ")
+    assert marked[2].verdict == "same" and marked[2].judge_change is not None
+    assert marked[2].judge_change.startswith("judge fingerprint changed: ")
+    assert notes == (
+        f"NEWSNAP: {marked[1].judge_change} (fails under --llmjudge-fail-on); {WAY_OUT}",
+        f"ROTATED: {marked[2].judge_change}",
+    )
+    _, strict = judged_alike(comparisons, records, baseline, "regression")
+    assert strict[0] == f"NEWSNAP: {marked[1].judge_change}; {WAY_OUT}"
