@@ -6,13 +6,15 @@ answered (``gpt-4o-mini-2024-07-18``) and the serving fingerprint it reported. A
 string or another snapshot is another judge: verdicts of the two are not comparable. A fingerprint
 alone changes whenever a provider rotates its serving backends, so it is said, not stopped on.
 A verdict whose snapshot is not known (a code check, a verdict cached before snapshots were
-recorded) vouches for no judge and counts against none.
+recorded) vouches for no judge and counts against none. A panel's judges are its members, each
+under its own model string: the verdicts of one benchmark mix judges when one model string answered
+as more than one snapshot, never because a panel's members are other models.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Final
 
@@ -65,15 +67,24 @@ class SeenJudge:
 
 
 def judges_seen(records: Iterable[CaseRecord]) -> tuple[SeenJudge, ...]:
-    """The judge identities behind ``records``' samples, most verdicts first."""
+    """The judge identities behind ``records``' samples, most verdicts first; a panel case's are
+    its members', each under its own model string."""
     counts: dict[tuple[str, str, str | None], int] = {}
+    for key in _identities(records):
+        counts[key] = counts.get(key, 0) + 1
+    ordered = sorted(counts.items(), key=lambda item: (-item[1], item[0][0], item[0][1], item[0][2] or ""))
+    return tuple(SeenJudge(req, model, fp, n) for (req, model, fp), n in ordered)
+
+
+def _identities(records: Iterable[CaseRecord]) -> Iterator[tuple[str, str, str | None]]:
+    """(model string, snapshot, fingerprint) of each verdict whose snapshot is known."""
     for record in records:
         for sample in record.samples:
             if sample.answered_model is not None:
-                key = (record.model, sample.answered_model, sample.answered_fingerprint)
-                counts[key] = counts.get(key, 0) + 1
-    ordered = sorted(counts.items(), key=lambda item: (-item[1], item[0][0], item[0][1], item[0][2] or ""))
-    return tuple(SeenJudge(req, model, fp, n) for (req, model, fp), n in ordered)
+                yield (record.model, sample.answered_model, sample.answered_fingerprint)
+        for member in record.panel.members if record.panel is not None else ():
+            for model, fingerprint in member.identities():
+                yield (member.model, model, fingerprint)
 
 
 def judges_by_benchmark(records: Iterable[CaseRecord]) -> dict[str, tuple[SeenJudge, ...]]:
@@ -96,14 +107,24 @@ def judges_of_results(results: Mapping[str, Any]) -> dict[str, tuple[SeenJudge, 
     return found
 
 
+def _mixed_requests(seen: Sequence[SeenJudge]) -> set[str]:
+    """The model strings that answered as more than one snapshot. A panel's members are other
+    model strings by design, so only one model string's snapshots can mix."""
+    snapshots: dict[str, set[str]] = {}
+    for s in seen:
+        snapshots.setdefault(s.requested, set()).add(s.model)
+    return {requested for requested, models in snapshots.items() if len(models) > 1}
+
+
 def mixed(seen: Sequence[SeenJudge]) -> bool:
-    """More than one judge (model string or snapshot) gave the verdicts."""
-    return len({s.judge for s in seen}) > 1
+    """One model string's verdicts came from more than one snapshot."""
+    return bool(_mixed_requests(seen))
 
 
 def mixed_detail(seen: Sequence[SeenJudge]) -> str:
-    """``mixed judges: 3 verdicts of A, 2 of B; …``."""
-    parts = [f"{s.verdicts} verdict(s) of {s.label()}" for s in seen]
+    """``mixed judges: 3 verdicts of A, 2 of B; …``, of the model strings that mixed."""
+    mixing = _mixed_requests(seen)
+    parts = [f"{s.verdicts} verdict(s) of {s.label()}" for s in seen if s.requested in mixing]
     return f"{MIXED}: {'; '.join(parts)}; {MIXED_WAY_OUT}"
 
 

@@ -29,6 +29,12 @@ class MemberRecord:
     output_tokens: int = 0
     cost_usd: float | None = 0.0  # of its calls in this run; None: its model has no known price
     outcome: str | None = None  # pairwise: the candidate's win, loss, tie or inconsistent by this member
+    # the snapshot and fingerprint that answered each of its samples (those the provider named)
+    answered: tuple[tuple[str, str | None], ...] = ()
+
+    def identities(self) -> tuple[tuple[str, str | None], ...]:
+        """``answered`` as pairs, also after a trip through an xdist worker (lists then)."""
+        return tuple((str(pair[0]), None if pair[1] is None else str(pair[1])) for pair in self.answered)
 
     def to_results(self) -> dict[str, Any]:
         return {
@@ -98,6 +104,11 @@ def _member(outcome: Outcome) -> MemberRecord:
         outcome.usage.input_tokens,
         outcome.usage.output_tokens,
         None if (spent := outcome.usage.spent) is None else float(spent),
+        answered=tuple(
+            (v.answered.model, v.answered.fingerprint)
+            for sample in outcome.samples or (outcome,)
+            if (v := sample.verdict) is not None and v.answered is not None
+        ),
     )
 
 
