@@ -119,3 +119,12 @@ def test_a_member_whose_cached_verdicts_came_from_another_snapshot_makes_the_pan
     gated = _run(pytester, server, "--llmjudge-fail-on=regression")
     assert gated.ret == 1
     gated.stdout.fnmatch_lines(["*gate B1 failed: mixed judges: *judge-b*--llmjudge-cache=refresh*"])
+
+
+def test_members_snapshots_reach_the_results_file_from_xdist_workers(
+    pytester: pytest.Pytester, server: FakeOpenAI
+) -> None:
+    _suite(pytester, 2)
+    result = _run(pytester, server, "-n", "2", "--llmjudge-results=run.json")
+    assert result.ret == 0, result.stdout.str()
+    assert _judges(pytester, "run.json") == [(f"openai:{m}", f"{m}-2024-07-18", "fp_a", 2) for m in MEMBERS]
