@@ -119,6 +119,12 @@ def test_a_member_whose_cached_verdicts_came_from_another_snapshot_makes_the_pan
     gated = _run(pytester, server, "--llmjudge-fail-on=regression")
     assert gated.ret == 1
     gated.stdout.fnmatch_lines(["*gate B1 failed: mixed judges: *judge-b*--llmjudge-cache=refresh*"])
+    # the way out the message names: the member's stale verdicts are judged again, the others kept
+    calls = len(server.completions)
+    fixed = _run(pytester, server, "--llmjudge-rejudge-stale", "--llmjudge-fail-on=regression")
+    assert fixed.ret == 0, fixed.stdout.str()
+    assert "mixed judges" not in fixed.stdout.str()
+    assert [r.body["model"] for r in server.completions[calls:]].count("judge-b") >= 2
 
 
 def test_members_snapshots_reach_the_results_file_from_xdist_workers(
