@@ -283,25 +283,78 @@ def test_submit_and_collect_cover_reasoning_styles_and_pairwise_calls(
     assert list((benchmarks.parent / ".llmjudge" / "batches").glob("*.json")) == [], out
 
 
-def test_model_task_calls_run_live_in_a_batched_run_and_the_run_says_so(
-    project: pytest.Pytester, fake: FakeBatchServer
-) -> None:
+def model_task_benchmark(project: pytest.Pytester, fake: FakeBatchServer) -> None:
+    """B1 with a model task at the fake server: the task answers "marked to fail" for a case whose
+    text holds FAIL-ME, and the judge fails such an answer."""
+    fake.rule = lambda text: default_rule(text.replace("marked to fail", "FAIL-ME"))
     (project.path / "prompts").mkdir()
     (project.path / "prompts" / "ask.yaml").write_text(
         'messages:\n  - role: user\n    content: "Answer: {{ source_narrative }}"\n'
         "template_variables: [source_narrative]\n"
     )
-    cases = "".join(f"  - {{id: t{i}, source_narrative: case {i}}}\n" for i in range(3))
+    cases = "".join(
+        f"  - {{id: t{i}, source_narrative: case {i}{' FAIL-ME' if i == 0 else ''}}}\n" for i in range(3)
+    )
     (project.path / "benchmarks" / "B1.yaml").write_text(
         "code: B1\nconcept: The output is right.\ninclusion_criteria: Apply when there is output.\n"
         f"threshold: 0.5\ntask:\n  model: openai:{MODEL}\n  base_url: {fake.url}/v1\n"
         "  prompt_file: prompts/ask.yaml\ncases:\n" + cases
     )
-    result, data = run(project, fake, "tasks", "--llmjudge-batch=on")
-    out = result.stdout.str()
-    assert fake.live == 3 and fake.batched == 3, out  # the task calls live, the judge calls batched
-    assert sorted(set(verdicts(data).values())) == ["pass"], out
-    assert "model tasks ran live: 3 task call(s) went to their models directly; --llmjudge-batch" in out
+
+
+def produced(data: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {case["id"]: case["produced"] for b in data["benchmarks"] for case in b["cases"]}
+
+
+def test_model_task_calls_go_through_the_batch_too_at_the_batch_rate(
+    project: pytest.Pytester, fake: FakeBatchServer
+) -> None:
+    model_task_benchmark(project, fake)
+    off = ("--llmjudge-cache=off", "--llmjudge-task-cache=off")
+    live, live_data = run(project, fake, "live", *off)
+    assert fake.live == 6 and fake.created_batches == 0, live.stdout.str()  # 3 tasks, 3 judge calls
+    fake.live = 0
+
+    # a batched task call waits in its batch, not for a task slot: the 3 share one batch all the same
+    batched, data = run(project, fake, "batched", "--llmjudge-batch=on", "--llmjudge-task-concurrency=1")
+    out = batched.stdout.str()
+    assert fake.live == 0 and fake.batched == 6, out  # the task calls in a batch, then the judge calls
+    assert fake.created_batches == 2, out
+    assert verdicts(data) == verdicts(live_data) == {"t0": "fail", "t1": "pass", "t2": "pass"}, out
+    outputs, live_outputs = produced(data), produced(live_data)
+    for case, output in outputs.items():
+        assert output["source"] == "task" and output["output"] == live_outputs[case]["output"], out
+        assert Decimal(str(output["cost_usd"])) * 2 == Decimal(str(live_outputs[case]["cost_usd"])) > 0
+    assert "model tasks ran live" not in out
+
+    batches = fake.created_batches
+    rerun, rerun_data = run(project, fake, "rerun", "--llmjudge-batch=on")
+    out = rerun.stdout.str()
+    assert fake.live == 0 and fake.batched == 6 and fake.created_batches == batches, out  # no call at all
+    assert verdicts(rerun_data) == verdicts(live_data), out
+    assert {p["source"] for p in produced(rerun_data).values()} == {"task cache"}, out
+
+
+def test_submit_leaves_model_task_requests_pending_and_collect_judges_their_outputs(
+    project: pytest.Pytester, fake: FakeBatchServer
+) -> None:
+    model_task_benchmark(project, fake)
+    submitted, data = run(project, fake, "submitted", "--llmjudge-batch=submit")
+    out = submitted.stdout.str()
+    assert submitted.ret != 0 and fake.live == 0 and fake.batched == 0 and fake.created_batches == 1, out
+    assert "pending: 3 requests in 1 batch; collect with pytest --llmjudge-batch=collect" in out, out
+    reasons = [case["reason"] for b in data["benchmarks"] for case in b["cases"]]
+    assert len(reasons) == 3 and all(r.startswith("batch-pending: ") for r in reasons), reasons
+    assert all("submitted in batch" in r for r in reasons), reasons
+    assert len(list((project.path / ".llmjudge" / "batches").glob("*.json"))) == 3
+
+    collected, data = run(project, fake, "collected", "--llmjudge-batch=collect")
+    out = collected.stdout.str()
+    # the task requests collected from their batch, not submitted again; the judge calls in a new one
+    assert fake.created_batches == 2 and fake.batched == 6 and fake.live == 0, out
+    assert verdicts(data) == {"t0": "fail", "t1": "pass", "t2": "pass"}, out
+    assert {p["source"] for p in produced(data).values()} == {"task"}, out
+    assert list((project.path / ".llmjudge" / "batches").glob("*.json")) == [], out
 
 
 def test_merged_shards_add_up_their_pending_requests() -> None:

@@ -1,5 +1,5 @@
 """Batch APIs (``--llmjudge-batch``, ``judge: {batch: true}``): at the end of a run, the judge
-requests still waiting for their batches (``submit``, or a batch wait that ran out), and how to
+and model-task requests still waiting for their batches (``submit``, or a batch wait that ran out), and how to
 collect them: a reason of the run's exit status, in the terminal and the results file."""
 
 from __future__ import annotations
@@ -28,7 +28,6 @@ class BatchPlugin:
         self.config, self.mode = config, mode
         self.store = PendingStore(config.rootpath / PENDING_FOLDER)
         self.reason: str | None = None  # said by this plugin: a run with no verdict to carry it
-        self.live_tasks = 0  # model-task calls of a batched run: they are not batched
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
@@ -41,8 +40,6 @@ class BatchPlugin:
 
         run = getattr(self.config.stash.get(STATE, None), "run", None)
         records = getattr(run, "records", [])
-        if self.mode != "off":
-            self.live_tasks = live_task_calls(records)
         if self.mode == "off" and not any(left_pending(r) for r in records):
             return
         reason = pending_reason(self.store)
@@ -59,11 +56,6 @@ class BatchPlugin:
                 session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
-        if self.live_tasks:
-            terminalreporter.write_line(
-                f"model tasks ran live: {self.live_tasks} task call(s) went to their models directly; "
-                "--llmjudge-batch sends only judge calls through the batch API"
-            )
         if self.reason is not None:
             terminalreporter.write_line(self.reason, yellow=True, bold=True)
 
@@ -83,12 +75,6 @@ def junit_pending(config: pytest.Config, status: int, reason: str) -> None:
     xml.global_properties = kept
     xml.add_global_property("llmjudge_exit_status", str(status))
     xml.add_global_property("llmjudge_exit_reason", reason)
-
-
-def live_task_calls(records: list[CaseRecord]) -> int:
-    """The model-task calls the run made (outputs a task produced with tokens): never batched."""
-    produced = [r.produced for r in records if r.produced is not None and r.produced.source == "task"]
-    return sum(1 for p in produced if p.input_tokens or p.output_tokens)
 
 
 def left_pending(record: CaseRecord) -> bool:

@@ -1,4 +1,4 @@
-"""Judge models that send their requests through their provider's batch API.
+"""Judge and model-task models that send their requests through their provider's batch API.
 
 The batching is pydantic-ai's own: its ``BatchModelRequests`` capability wraps the model, queues the
 requests of the run in one pool, submits them in batches, checks on them with a growing interval,
@@ -8,6 +8,8 @@ model that has a batch API (an OpenAI-compatible server's Responses model for a 
 records each submitted request until its batch answers (``BatchJudgeModel``: every request of the
 judge, whichever style or pairwise order sends it, whether the call waits in an agent run or in
 ``settled``), and ends a call whose batch is still running once the run's batch wait is over.
+A model task's model is wrapped the same way (``Judges.task_model``), under its own label: its
+agent run checks on its suspended response until its batch answers.
 """
 
 from __future__ import annotations
@@ -37,6 +39,16 @@ BATCH_MAX_WAIT = 1.0
 # Seconds a call may run past the batch wait (its last check and the download of the results)
 # before the run's own per-call timeout stops it: the batch wait ends a call first, as pending.
 MIN_LAST_CHECK = 60.0
+
+
+class PendingFailure(JudgeFailure):
+    """A call left waiting in its batch (``batch-pending``). Unlike its frozen base it can pass
+    through an async context manager (a model task's agent run), which sets its traceback."""
+
+    def __setattr__(self, name: str, value: object) -> None:
+        if name != "__traceback__":
+            super().__setattr__(name, value)
+        object.__setattr__(self, name, value)
 
 
 class BatchUnsupportedError(Exception):
@@ -222,7 +234,7 @@ class BatchJudgeModel(WrapperModel):
 
     def _pending(self, response: ModelResponse, what: str) -> JudgeFailure:
         self.leave(response)
-        return JudgeFailure(PENDING, f"{what}; {COLLECT_LINE}")
+        return PendingFailure(PENDING, f"{what}; {COLLECT_LINE}")
 
 
 async def send(

@@ -10,7 +10,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from ..suite.settings import RunSettings
 
@@ -232,8 +232,9 @@ class Judges:
 
     def task_model(self, value: str, base_url: str | None) -> Any:
         """The pydantic-ai model of a model task: ``local`` shares the judge's server (one bundled
-        server serves both); the API key goes only to the run's own base URLs or this machine."""
-        from .models import build_model, key_allowed
+        server serves both); the API key goes only to the run's own base URLs or this machine.
+        Under ``--llmjudge-batch`` its requests go through its provider's batch API as a judge's do."""
+        from .models import build_model, judge_label, key_allowed
 
         key = (value, base_url)
         if key not in self._task_models:
@@ -244,8 +245,22 @@ class Judges:
                 send_key = base_url is None or key_allowed(base_url, allowed)
                 limit = self.settings.max_response_bytes
                 model = build_model(value, base_url, send_key=send_key, max_response_bytes=limit)
+                if self.settings.batch != "off" and self.settings.task_cache != "replay":
+                    model = self._batched_task(model, f"task {judge_label(value, base_url)}")
             self._task_models[key] = model
         return self._task_models[key]
+
+    def _batched_task(self, model: Any, label: str) -> Any:
+        """A model task's model under ``--llmjudge-batch``: batched as a judge is (its requests
+        recorded under its own label), or live when its provider has no batch API."""
+        from .batching import BatchUnsupportedError
+        from .models import ModelConfigError
+
+        try:
+            batched, _ = self._batched(model, label, cast("ModelSettings", {}), self.settings.batch)
+        except (BatchUnsupportedError, ModelConfigError):
+            return model
+        return batched
 
     def stop(self) -> None:
         """Stop the local judge servers this run started."""

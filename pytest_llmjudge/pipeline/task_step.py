@@ -10,6 +10,7 @@ raises, times out or returns no usable output is the case's ERROR (phase ``task`
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -33,6 +34,8 @@ if TYPE_CHECKING:
     from ..tasks.output_cache import OutputCache
 
 CASE_FILE, TASK, TASK_CACHE = "case file", "task", "task cache"
+# A batched model task's call left waiting in its batch (``models.batching.PENDING``): collected later.
+BATCH_PENDING = "batch-pending"
 
 
 @dataclass(frozen=True)
@@ -167,10 +170,11 @@ class TaskStep:
         return await asyncio.shield(running)
 
     async def _produce(self, planned: Planned, slots: Slots) -> Produced:
-        """Run ``planned``'s task within the task concurrency, its budget reserved and settled."""
+        """Run ``planned``'s task within the task concurrency (a batched model task's call waits
+        in its batch, every one in flight), its budget reserved and settled."""
         if self._semaphore is None:
             self._semaphore = asyncio.Semaphore(self.settings.task_concurrency)
-        async with self._semaphore:
+        async with contextlib.nullcontext() if self.batched(planned) else self._semaphore:
             budget = self.budget(planned)
             reservation = await budget.admit() if budget is not None else None
             if budget is not None and reservation is None:  # never cached: a rerun runs it
@@ -192,13 +196,20 @@ class TaskStep:
         from ..tasks.task_input import TaskOutputError, output_value
 
         label = planned.built.task.label
+        # a batched model task's call runs past the batch wait, which ends it first as batch-pending
+        timeout = self.settings.task_timeout + (self.settings.batch_wait if self.batched(planned) else 0)
         try:
-            async with asyncio.timeout(self.settings.task_timeout):
+            async with asyncio.timeout(timeout):
                 raw = await self._call(planned, slots, billed)
                 return _redacted(output_value(raw, self.settings.max_response_bytes))
         except TimeoutError:
             message = f"task {label} took longer than --llmjudge-task-timeout={self.settings.task_timeout:g}s"
             raise TaskFailed(_failure("task-timeout", message, planned.case)) from None
+        except JudgeFailure as exc:
+            if exc.kind != BATCH_PENDING:
+                message = f"task {label} raised {type(exc).__name__}: {exc}"
+                raise TaskFailed(_failure("task-error", message, planned.case)) from None
+            raise TaskFailed(_failure(BATCH_PENDING, f"task {label}: {exc.message}", planned.case)) from None
         except TaskOutputError as exc:
             raise TaskFailed(_failure("task-output", f"task {label} {exc}", planned.case)) from None
         except TaskRaised as exc:  # whatever a Python task raises, SystemExit included
@@ -232,6 +243,14 @@ class TaskStep:
 
         billed.answered = answered_by(messages)
         return raw
+
+    def batched(self, planned: Planned) -> bool:
+        """Whether ``planned`` is a model task whose calls go through a batch API (``--llmjudge-batch``)."""
+        if planned.built.model is None or self.settings.batch == "off":
+            return False
+        from ..models.batching import BatchJudgeModel
+
+        return isinstance(self.model_of(planned.built.model, planned.built.base_url), BatchJudgeModel)
 
     def _store(
         self, planned: Planned, output: Any, usage: Usage, latency: float, answered: Answered | None = None

@@ -73,9 +73,11 @@ def settings_json(client_parameters: Mapping[str, Any], settings: Mapping[str, A
 async def ask_model(
     model: Any, request: TaskRequest, settings: Mapping[str, Any], output_schema: str | None
 ) -> tuple[Any, list[Any], list[Any]]:
-    """Send ``request`` to ``model`` (a pydantic-ai model); returns the answer, the usage of each
-    of its responses (pydantic-ai's ``RequestUsage``: each is priced on its own) and the messages
-    of the call (whose responses name the model that answered). System
+    """Send ``request`` to ``model`` (a pydantic-ai model); returns the answer, its responses
+    (pydantic-ai's ``ModelResponse``: each is priced on its own, from its usage, at the batch rate
+    when its ``provider_details`` say ``processing: batch``) and the messages of the call (whose
+    responses name the model that answered). A batched model's suspended response is checked on
+    by the agent run until its batch answers. System
     messages become the instructions; the last user message is the prompt and the messages before
     it (few-shot turns) the history."""
     from pydantic_ai import Agent, StructuredDict
@@ -98,7 +100,7 @@ async def ask_model(
     model_settings = cast(ModelSettings, dict(settings))
     result = await agent.run(prompt, message_history=history or None, model_settings=model_settings)
     messages = result.new_messages()
-    return result.output, [m.usage for m in messages if isinstance(m, ModelResponse)], messages
+    return result.output, [m for m in messages if isinstance(m, ModelResponse)], messages
 
 
 def messages_text(messages: Sequence[RenderedMessage]) -> str:
