@@ -54,7 +54,8 @@ _HELP = {
     "the current release and the candidate",
     "task_base_url": "OpenAI-compatible server URL for every model task: --llmjudge-task-model's, "
     "else each task's own model",
-    "task_concurrency": "task calls in flight at once",
+    "task_concurrency": "task calls in flight at once (batched model-task calls under --llmjudge-batch "
+    "all wait in one batch instead)",
     "task_timeout": "seconds one task call may take before its case is an ERROR",
     "task_cache": "produced-output cache: on, off or replay (never runs a task; a miss is an ERROR); "
     "replay under --llmjudge-cache=replay unless set",
