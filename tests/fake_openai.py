@@ -24,7 +24,10 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
+
+if TYPE_CHECKING:
+    import pytest
 
 
 @dataclass(frozen=True)
@@ -182,3 +185,22 @@ def benchmark_yaml(cases: int = 1) -> str:
         "inclusion_criteria: Apply when there is output. Flag if it is wrong.\n"
         "threshold: 0.5\ncases:\n" + "\n".join(lines) + "\n"
     )
+
+
+def write_benchmark(pytester: pytest.Pytester, cases: int) -> None:
+    """``benchmarks/B1.yaml`` of ``benchmark_yaml(cases)`` in the pytester project."""
+    (pytester.path / "benchmarks").mkdir(exist_ok=True)
+    (pytester.path / "benchmarks" / "B1.yaml").write_text(benchmark_yaml(cases))
+
+
+def run_judged(pytester: pytest.Pytester, fake: FakeOpenAI, *args: str) -> pytest.RunResult:
+    """``pytest benchmarks`` in process, judged by ``fake-judge`` at the fake server, one attempt."""
+    return pytester.runpytest(
+        "-p", "no:cacheprovider", "-p", "no:syrupy", "benchmarks", "--llmjudge-model=fake-judge",
+        f"--llmjudge-base-url={fake.url}/v1", "--llmjudge-attempts=1", *args,
+    )  # fmt: skip
+
+
+def results_file(pytester: pytest.Pytester, name: str) -> Any:
+    """The results file ``name`` of the pytester project, parsed."""
+    return json.loads((pytester.path / name).read_text())

@@ -6,13 +6,11 @@ configurable model (the provider's resolved snapshot) and ``system_fingerprint``
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
-from typing import Any
 
 import pydantic_ai.models
 import pytest
-from fake_openai import FakeOpenAI, benchmark_yaml, serve
+from fake_openai import FakeOpenAI, results_file, run_judged, serve, write_benchmark
 
 
 @pytest.fixture
@@ -22,27 +20,11 @@ def fake(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeOpenAI]:
         yield server
 
 
-def _suite(pytester: pytest.Pytester, cases: int) -> None:
-    (pytester.path / "benchmarks").mkdir(exist_ok=True)
-    (pytester.path / "benchmarks" / "B1.yaml").write_text(benchmark_yaml(cases))
-
-
-def _run(pytester: pytest.Pytester, fake: FakeOpenAI, *args: str) -> pytest.RunResult:
-    return pytester.runpytest(
-        "-p", "no:cacheprovider", "-p", "no:syrupy", "benchmarks", "--llmjudge-model=fake-judge",
-        f"--llmjudge-base-url={fake.url}/v1", "--llmjudge-attempts=1", *args,
-    )  # fmt: skip
-
-
-def _results(pytester: pytest.Pytester, name: str) -> Any:
-    return json.loads((pytester.path / name).read_text())
-
-
 def test_the_html_header_names_the_snapshot_and_fingerprint_that_answered(
     pytester: pytest.Pytester, fake: FakeOpenAI
 ) -> None:
-    _suite(pytester, 2)
-    assert _run(pytester, fake, "--llmjudge-html=report.html").ret == 0
+    write_benchmark(pytester, 2)
+    assert run_judged(pytester, fake, "--llmjudge-html=report.html").ret == 0
     page = (pytester.path / "report.html").read_text()
     header = page[page.index("<header") : page.index("</header>")]
     assert (
@@ -51,9 +33,9 @@ def test_the_html_header_names_the_snapshot_and_fingerprint_that_answered(
     )
     assert "more than one judge answered" not in header
     # one more case, answered by the provider's next snapshot: the header names both
-    _suite(pytester, 3)
+    write_benchmark(pytester, 3)
     fake.model, fake.system_fingerprint = "fake-judge-2025-01-31", "fp_b"
-    _run(pytester, fake, "--llmjudge-html=mixed.html")
+    run_judged(pytester, fake, "--llmjudge-html=mixed.html")
     page = (pytester.path / "mixed.html").read_text()
     header = page[page.index("<header") : page.index("</header>")]
     assert "<code>fake-judge-2024-07-18</code> (fingerprint <code>fp_a</code>) · 2 verdict(s)" in header
@@ -62,10 +44,10 @@ def test_the_html_header_names_the_snapshot_and_fingerprint_that_answered(
 
 
 def test_an_errored_judge_call_claims_no_judge(pytester: pytest.Pytester, fake: FakeOpenAI) -> None:
-    _suite(pytester, 1)
+    write_benchmark(pytester, 1)
     fake.verdict = "not a verdict"  # the server answers, naming its snapshot, but no verdict is read
-    result = _run(pytester, fake, "--llmjudge-results=run.json", "--llmjudge-html=report.html")
-    (benchmark,) = _results(pytester, "run.json")["benchmarks"]
+    result = run_judged(pytester, fake, "--llmjudge-results=run.json", "--llmjudge-html=report.html")
+    (benchmark,) = results_file(pytester, "run.json")["benchmarks"]
     ((sample,),) = [c["samples"] for c in benchmark["cases"]]
     assert sample["error"] and sample["pass"] is None
     assert sample["answered_by"] is None
@@ -79,13 +61,13 @@ def test_llmjudge_compare_names_both_judges_and_fails_closed_on_a_change(
 ) -> None:
     from pytest_llmjudge.cli.main import main
 
-    _suite(pytester, 3)
-    assert _run(pytester, fake, "--llmjudge-results=base.json").ret == 0
+    write_benchmark(pytester, 3)
+    assert run_judged(pytester, fake, "--llmjudge-results=base.json").ret == 0
     fake.model = "fake-judge-2025-01-31"  # the provider moved the alias
     now = ("--llmjudge-cache=refresh", "--llmjudge-results=now.json")
-    _run(pytester, fake, *now, "--llmjudge-baseline=base.json", "--llmjudge-html=now.html")
+    run_judged(pytester, fake, *now, "--llmjudge-baseline=base.json", "--llmjudge-html=now.html")
     fake.model, fake.system_fingerprint = "fake-judge-2024-07-18", "fp_b"  # the backend alone moved
-    assert _run(pytester, fake, "--llmjudge-cache=refresh", "--llmjudge-results=fp.json").ret == 0
+    assert run_judged(pytester, fake, "--llmjudge-cache=refresh", "--llmjudge-results=fp.json").ret == 0
     base, changed, rotated = (str(pytester.path / f"{name}.json") for name in ("base", "now", "fp"))
     capsys.readouterr()
 
