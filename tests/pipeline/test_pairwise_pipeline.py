@@ -1,0 +1,169 @@
+"""Pairwise cases in-process: each output against its baseline's, asked in both orders; identical
+outputs tie with no call, a case without a baseline output is never judged, and the cache
+settles both orders on a rerun."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+
+from pytest_llmjudge.models.judges import JudgeSetupError
+from pytest_llmjudge.pipeline.pairwise_pipeline import PairResult, pair_key
+from pytest_llmjudge.pipeline.service import JudgingService
+from pytest_llmjudge.pipeline.task_step import TASK_CACHE
+
+from .fakes import Judge, PairItem, Project, TaskLog, service
+
+MIXED = """\
+cases:
+  - {id: win, candidate_output: BETTER one, baseline_output: plain one}
+  - {id: loss, candidate_output: plain two, baseline_output: BETTER two}
+  - {id: even, candidate_output: plain three, baseline_output: other three}
+  - {id: same, candidate_output: same words, baseline_output: same words}
+  - {id: alone, candidate_output: no baseline}
+"""
+
+
+def results(host: JudgingService, cases: Sequence[PairItem]) -> dict[str, PairResult]:
+    host.schedule(cases)
+    return {c.case.id: host.pairwise.result(c) for c in cases}
+
+
+def test_each_case_is_asked_in_both_orders_and_identical_or_unpaired_ones_are_not(tmp_path: Path) -> None:
+    cases = Project(tmp_path).pairs("P", MIXED)
+    judge = Judge()
+    host = service(tmp_path, judge)
+    found = results(host, cases)
+    host.close()
+    assert {k: r.outcome for k, r in found.items()} == {
+        "win": "win",
+        "loss": "loss",
+        "even": "tie",
+        "same": "tie",
+        "alone": None,
+    }
+    assert len(judge.calls) == 6  # two orders of three cases
+    assert '{"OUTPUT_A": "BETTER one"} | {"OUTPUT_B": "plain one"}' in judge.calls
+    assert '{"OUTPUT_A": "plain one"} | {"OUTPUT_B": "BETTER one"}' in judge.calls
+    assert found["same"].identical and found["same"].orders == ()
+    assert found["alone"].unpaired and found["alone"].orders == ()
+    win = found["win"]
+    assert [o.order for o in win.orders] == ["candidate_first", "baseline_first"]
+    assert win.consistent is True and win.failure is None and win.model == "function:fake-judge"
+    assert [len(o.samples) for o in win.orders] == [1, 1]
+
+
+def test_a_rerun_settles_both_orders_from_the_cache(tmp_path: Path) -> None:
+    cases = Project(tmp_path).pairs("P", MIXED)
+    judge = Judge()
+    host = service(tmp_path, judge)
+    results(host, cases)
+    host.close()
+    again = service(tmp_path, judge)
+    found = results(again, cases)
+    again.close()
+    assert len(judge.calls) == 6 and again.cache_hits == 6
+    assert found["win"].outcome == "win" and found["loss"].outcome == "loss"
+    assert all(s.cached for o in found["win"].orders for s in o.samples)
+
+
+def test_repeats_ask_each_order_that_many_times(tmp_path: Path) -> None:
+    body = "cases:\n  - {id: win, candidate_output: BETTER one, baseline_output: plain one}\n"
+    cases = Project(tmp_path).pairs("P", body)
+    judge = Judge()
+    host = service(tmp_path, judge, repeats=3)
+    found = results(host, cases)
+    host.close()
+    assert len(judge.calls) == 6
+    assert [len(o.samples) for o in found["win"].orders] == [3, 3] and found["win"].outcome == "win"
+
+
+def test_a_judge_that_fails_an_order_errors_the_case(tmp_path: Path) -> None:
+    cases = Project(tmp_path).pairs("P", MIXED)
+    judge = Judge(broken=("two",))
+    host = service(tmp_path, judge)
+    found = results(host, cases)
+    host.close()
+    loss = found["loss"]
+    assert loss.failure is not None and loss.outcome is None and loss.consistent is None
+    assert found["win"].outcome == "win"
+
+
+def test_without_a_judge_the_run_stops_before_any_call(tmp_path: Path) -> None:
+    cases = Project(tmp_path).pairs("P", MIXED)
+    host = service(tmp_path)
+    with pytest.raises(JudgeSetupError, match="need a judge model"):
+        host.schedule(cases)
+    host.close()
+
+
+def test_an_xdist_worker_settles_a_pair_without_a_judge_as_its_setup_error(tmp_path: Path) -> None:
+    cases = Project(tmp_path).pairs("P", MIXED)
+    host = service(tmp_path)
+    host.setup_errors_per_case = True
+    found = {c.case.id: host.pairwise.result(c) for c in cases}
+    host.close()
+    failure = found["win"].failure
+    assert failure is not None and failure.kind == "judge-setup" and found["win"].outcome is None
+    assert "need a judge model" in failure.message
+
+
+PRODUCED = """\
+cases:
+  - {id: better, source_narrative: BETTER one, baseline_output: plain one}
+  - {id: same, source_narrative: same words, baseline_output: same words}
+  - {id: broken, source_narrative: boom, baseline_output: plain}
+"""
+
+
+def test_a_tasks_output_is_produced_first_then_judged_in_both_orders(tmp_path: Path) -> None:
+    task = TaskLog()
+    cases = Project(tmp_path).pairs("P", PRODUCED, task.built())
+    judge = Judge()
+    host = service(tmp_path, judge)
+    found = results(host, cases)
+    produced = dict(host.tasks.produced)
+    host.close()
+    assert sorted(task.calls) == ["better", "broken", "same"]
+    assert found["better"].outcome == "win" and found["better"].candidate_output == "BETTER one"
+    assert found["same"].identical and found["same"].outcome == "tie"
+    failure = found["broken"].failure
+    assert failure is not None and failure.kind == "task-error" and found["broken"].outcome is None
+    assert len(judge.calls) == 2  # the identical and the broken case are not judged
+    assert produced[cases[0].nodeid].output == "BETTER one"
+
+
+def test_a_cached_output_is_judged_against_the_baseline_from_the_verdict_cache(tmp_path: Path) -> None:
+    task = TaskLog()
+    cases = Project(tmp_path).pairs("P", PRODUCED, task.built())
+    judge = Judge()
+    host = service(tmp_path, judge)
+    results(host, cases)
+    host.close()
+    again = service(tmp_path, judge)
+    found = results(again, cases)
+    produced = dict(again.tasks.produced)
+    again.close()
+    assert task.calls.count("better") == 1 and task.calls.count("broken") == 2
+    assert len(judge.calls) == 2 and found["better"].outcome == "win"
+    assert produced[cases[0].nodeid].source == TASK_CACHE
+    assert found["same"].identical
+
+
+def test_a_task_cache_replay_miss_is_the_cases_setup_failure(tmp_path: Path) -> None:
+    task = TaskLog()
+    cases = Project(tmp_path).pairs("P", PRODUCED, task.built())
+    judge = Judge()
+    host = service(tmp_path, judge, task_cache="replay")
+    found = results(host, cases)
+    host.close()
+    assert task.calls == [] and judge.calls == []
+    failure = found["better"].failure
+    assert failure is not None and failure.kind == "task-cache-miss" and not found["better"].unpaired
+
+
+def test_pair_keys_keep_each_order_and_sample_apart() -> None:
+    keys = {pair_key("n", order, i) for order in ("a", "b") for i in range(2)}
+    assert len(keys) == 4 and all(k.startswith("n") for k in keys)
