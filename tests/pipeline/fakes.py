@@ -172,8 +172,11 @@ class Project:
             for c in benchmark.cases
         ]
 
-    def pairs(self, code: str, body: str, task: BuiltTask | None = None, head: str = HEAD) -> list[PairItem]:
-        benchmark, sections = self.load(code, body, head + "judge: {{mode: pairwise}}\n")
+    def pairs(
+        self, code: str, body: str, task: BuiltTask | None = None, head: str = HEAD, mode: bool = True
+    ) -> list[PairItem]:
+        """A pairwise benchmark's cases (``mode``: its head gets ``judge: {mode: pairwise}``)."""
+        benchmark, sections = self.load(code, body, head + "judge: {{mode: pairwise}}\n" if mode else head)
         found = []
         for c in benchmark.cases:
             given = c.spec.baseline_output
@@ -218,3 +221,20 @@ def passed(outcome: Outcome) -> bool | None:
 
 def replace_case(item: Item, **update: Any) -> Item:
     return replace(item, case=replace(item.case, spec=item.case.spec.model_copy(update=update)))
+
+
+def fake_models(monkeypatch: Any, judges: dict[str, Judge]) -> None:
+    """Model strings ``fake:NAME`` build ``judges[NAME]``'s FunctionModel (a panel member, a
+    benchmark's own judge); any other model string cannot be used (``ModelConfigError``)."""
+    from pytest_llmjudge.models import models
+    from pytest_llmjudge.models.models import ModelConfigError
+
+    def build(value: Any, base_url: str | None = None, **_: Any) -> Any:
+        if not isinstance(value, str):
+            return value
+        name = value.partition(":")[2]
+        if not value.startswith("fake:") or name not in judges:
+            raise ModelConfigError(f"cannot use judge model {value!r}")
+        return judges[name].model()
+
+    monkeypatch.setattr(models, "build_model", build)

@@ -14,7 +14,7 @@ from pytest_llmjudge.pipeline.pairwise_pipeline import PairResult, pair_key
 from pytest_llmjudge.pipeline.service import JudgingService
 from pytest_llmjudge.pipeline.task_step import TASK_CACHE
 
-from .fakes import Judge, PairItem, Project, TaskLog, service
+from .fakes import HEAD, Judge, PairItem, Project, TaskLog, fake_models, service
 
 MIXED = """\
 cases:
@@ -167,3 +167,84 @@ def test_a_task_cache_replay_miss_is_the_cases_setup_failure(tmp_path: Path) -> 
 def test_pair_keys_keep_each_order_and_sample_apart() -> None:
     keys = {pair_key("n", order, i) for order in ("a", "b") for i in range(2)}
     assert len(keys) == 4 and all(k.startswith("n") for k in keys)
+
+
+PANEL = "  panel: [fake:a, fake:b, fake:c]\n"
+
+
+@pytest.fixture
+def members(monkeypatch: pytest.MonkeyPatch) -> dict[str, Judge]:
+    judges = {name: Judge(name) for name in "abc"}
+    fake_models(monkeypatch, judges)
+    return judges
+
+
+def panel_pairs(
+    project: Project, body: str, task: TaskLog | None = None, panel: str = PANEL
+) -> list[PairItem]:
+    head = HEAD + "judge:\n  mode: pairwise\n" + panel
+    return project.pairs("P", body, None if task is None else task.built(), head=head, mode=False)
+
+
+def test_each_panel_member_asks_both_orders_and_the_panel_votes(
+    tmp_path: Path, members: dict[str, Judge]
+) -> None:
+    cases = panel_pairs(Project(tmp_path), MIXED)
+    host = service(tmp_path)
+    found = results(host, cases)
+    host.close()
+    assert [len(members[n].calls) for n in "abc"] == [6, 6, 6]
+    win = found["win"]
+    assert win.outcome == "win" and win.failure is None and win.consistent is True
+    assert win.model == "panel(majority, 2 of 3): fake:a, fake:b, fake:c"
+    assert len(win.members) == 3 and len(win.orders) == 6
+    assert found["loss"].outcome == "loss" and found["same"].identical and found["alone"].unpaired
+    again = service(tmp_path)
+    found = results(again, cases)
+    again.close()
+    assert [len(members[n].calls) for n in "abc"] == [6, 6, 6] and found["win"].outcome == "win"
+
+
+def test_a_panel_pair_with_too_few_members_answering_errors(
+    tmp_path: Path, members: dict[str, Judge]
+) -> None:
+    members["b"].broken = ("one",)
+    members["c"].broken = ("one",)
+    cases = panel_pairs(Project(tmp_path), MIXED)
+    host = service(tmp_path)
+    found = results(host, cases)
+    host.close()
+    win = found["win"]
+    assert win.outcome is None and win.consistent is None
+    failure = win.failure
+    assert failure is not None and failure.message.startswith("only 1 of 3 panel judges answered, 2 needed")
+    assert found["loss"].outcome == "loss" and found["loss"].failure is None
+
+
+def test_a_panel_member_that_cannot_be_configured_is_its_error(
+    tmp_path: Path, members: dict[str, Judge]
+) -> None:
+    panel = "  panel: [fake:a, fake:b, nosuch:x]\n"
+    cases = panel_pairs(Project(tmp_path), MIXED, panel=panel)
+    host = service(tmp_path)
+    found = results(host, cases)
+    host.close()
+    win = found["win"]
+    assert win.outcome == "win" and win.failure is None
+    failure = win.members[2].failure
+    assert failure is not None and "panel judge nosuch:x" in failure.message
+    assert win.members[2].model == "nosuch:x"
+
+
+def test_a_panel_pair_whose_task_runs_first(tmp_path: Path, members: dict[str, Judge]) -> None:
+    task = TaskLog()
+    cases = panel_pairs(Project(tmp_path), PRODUCED, task)
+    host = service(tmp_path)
+    found = results(host, cases)
+    host.close()
+    assert sorted(task.calls) == ["better", "broken", "same"]
+    assert [len(members[n].calls) for n in "abc"] == [2, 2, 2]
+    better = found["better"]
+    assert better.outcome == "win" and len(better.members) == 3 and better.consistent is True
+    assert found["same"].identical
+    assert found["broken"].failure is not None and found["broken"].failure.kind == "task-error"
