@@ -67,6 +67,7 @@ class Judge:
     broken: tuple[str, ...] = ()
     garbled: tuple[str, ...] = ()
     flip: dict[str, int] = field(default_factory=dict)  # outputs whose verdict alternates
+    snapshot: str | None = None  # the model each answer says answered it (a resolved snapshot)
 
     def __call__(self, messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
         prompt = _prompt(messages)
@@ -92,7 +93,19 @@ class Judge:
         return _answer(info, {"pass": passed, "reason": "pass" if passed else "fail"}, self.tokens)
 
     def model(self) -> FunctionModel:
-        return FunctionModel(self, model_name=self.name)
+        return _Answering(self, model_name=self.name)
+
+
+class _Answering(FunctionModel):
+    """A FunctionModel whose responses name the judge's ``snapshot`` as the model that answered
+    (as a provider names the snapshot its model string resolved to)."""
+
+    async def request(self, *args: Any, **kwargs: Any) -> ModelResponse:
+        response = await super().request(*args, **kwargs)
+        judge = self.function
+        if isinstance(judge, Judge) and judge.snapshot is not None:
+            response.model_name = judge.snapshot
+        return response
 
 
 def _block(prompt: str, tag: str) -> str:
