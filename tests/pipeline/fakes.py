@@ -236,7 +236,7 @@ def replace_case(item: Item, **update: Any) -> Item:
     return replace(item, case=replace(item.case, spec=item.case.spec.model_copy(update=update)))
 
 
-def fake_models(monkeypatch: Any, judges: dict[str, Judge]) -> None:
+def fake_models(monkeypatch: Any, judges: dict[str, Any]) -> None:
     """Model strings ``fake:NAME`` build ``judges[NAME]``'s FunctionModel (a panel member, a
     benchmark's own judge); any other model string cannot be used (``ModelConfigError``)."""
     from pytest_llmjudge.models import models
@@ -251,3 +251,64 @@ def fake_models(monkeypatch: Any, judges: dict[str, Judge]) -> None:
         return judges[name].model()
 
     monkeypatch.setattr(models, "build_model", build)
+
+
+PROMPT = """\
+messages:
+  - role: user
+    content: "Narrative: {{ source_narrative }}"
+template_variables: [source_narrative]
+"""
+
+
+@dataclass
+class TaskModel:
+    """A model task's model: answers ``said <narrative>`` (``boom`` raises), with ``tokens`` of
+    usage; ``calls`` logs each request's last message."""
+
+    name: str = "task"
+    calls: list[str] = field(default_factory=list)
+    tokens: tuple[int, int] = (7, 3)
+    failure: str | None = None  # the kind of failure every call raises (``batch-pending``, ...)
+
+    def __call__(self, messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        from pytest_llmjudge.models.batching import PendingFailure  # a JudgeFailure an agent run passes on
+
+        text = _prompt(messages[-1:])
+        self.calls.append(text)
+        if self.failure is not None:
+            raise PendingFailure(self.failure, "the call failed")
+        if "boom" in text:
+            raise RuntimeError("the task model broke")
+        usage = RequestUsage(input_tokens=self.tokens[0], output_tokens=self.tokens[1])
+        return ModelResponse(parts=[TextPart("said " + text.removeprefix("Narrative: "))], usage=usage)
+
+    async def answer(self, messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        return self(messages, info)
+
+    def model(self) -> FunctionModel:
+        return FunctionModel(self.answer, model_name=self.name)
+
+
+def model_task_cases(project: Project, code: str, cases: str, model: str = "fake:task") -> list[Item]:
+    """Benchmark ``code`` whose outputs come from the model task ``model`` (its prompt renders
+    ``Narrative: <source_narrative>``); ``cases`` are the lines under ``cases:``."""
+    from pytest_llmjudge.models.models import judge_label
+    from pytest_llmjudge.tasks.build import TaskOptions, build_task
+
+    project.write("prompts/task.yaml", PROMPT)
+    body = f"task:\n  model: {model}\n  prompt_file: prompts/task.yaml\ncases:\n" + textwrap.dedent(cases)
+    benchmark, sections = project.load(code, body)
+    built = build_task(benchmark, project.root, TaskOptions(), judge_label)
+    assert built is not None
+    return [
+        Item(_nodeid(benchmark, c), benchmark, c, compile_case(benchmark, sections, c), sections, built)
+        for c in benchmark.cases
+    ]
+
+
+def python_task(
+    function: Callable[[TaskInput], Any], sees_truth: bool = False, name: str = "app:run"
+) -> BuiltTask:
+    """``function`` as a benchmark's Python task (labelled ``name@1``)."""
+    return BuiltTask(PythonTask(name, "1", function, sees_truth))
