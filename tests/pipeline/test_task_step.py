@@ -253,6 +253,7 @@ def test_the_ground_truth_is_withheld_unless_the_task_sees_it(tmp_path: Path) ->
 
 def test_a_task_changing_its_input_never_changes_what_the_judge_is_told(tmp_path: Path) -> None:
     def meddle(case: TaskInput) -> str:
+        assert isinstance(case.inputs, dict) and isinstance(case.metadata, dict)
         case.inputs["scenario"] = "changed"
         case.metadata["tag"] = "changed"
         assert isinstance(case.ground_truth, dict)
