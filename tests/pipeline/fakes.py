@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import re
 import textwrap
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
@@ -68,8 +69,11 @@ class Judge:
     garbled: tuple[str, ...] = ()
     flip: dict[str, int] = field(default_factory=dict)  # outputs whose verdict alternates
     snapshot: str | None = None  # the model each answer says answered it (a resolved snapshot)
+    gate: threading.Event | None = None  # each call waits for it (at most 5 s)
 
     def __call__(self, messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        if self.gate is not None:
+            self.gate.wait(5)
         prompt = _prompt(messages)
         if "<OutputA>" in prompt:
             a = _block(prompt, "OutputA")

@@ -3,6 +3,8 @@ scheduled, what is judged (how many calls, how many samples), and the setup erro
 
 from __future__ import annotations
 
+import threading
+from concurrent.futures import CancelledError
 from pathlib import Path
 
 import pytest
@@ -287,14 +289,31 @@ def test_the_cache_is_off_or_absent_in_a_replay_without_its_file(tmp_path: Path)
     replay.close()
 
 
-def test_cancel_pending_keeps_every_sample_of_the_kept_cases(tmp_path: Path) -> None:
+def test_cancel_pending_drops_the_calls_of_every_case_but_the_kept_ones(tmp_path: Path) -> None:
     body = "judge: {repeats: 2}\n" + TWO
     good, bad = Project(tmp_path).cases("A", body)
-    judge = Judge()
-    host = service(tmp_path, judge, concurrency=1)
+    judge = Judge(gate=threading.Event())
+    host = service(tmp_path, judge)
     host.schedule([good, bad])
     host.cancel_pending(keep={good.nodeid})
-    outcome = host.outcome(good)
-    host.close()
+    assert judge.gate is not None
+    judge.gate.set()
+    outcome = host.outcome(good)  # both of its samples were kept
     assert len(outcome.samples) == 2 and passed(outcome) is True
-    assert '{"CANDIDATE_OUTPUT": "FAIL here"}' not in judge.calls[1:]
+    with pytest.raises(CancelledError):
+        host.outcome(bad)
+    host.close()
+
+
+def test_a_benchmarks_judge_timeout_ends_a_call_that_takes_longer(tmp_path: Path) -> None:
+    (case,) = Project(tmp_path).cases(
+        "A", "judge: {timeout: 0.2}\ncases:\n  - {id: c, candidate_output: x}\n"
+    )
+    judge = Judge(gate=threading.Event())
+    host = service(tmp_path, judge, attempts=1)
+    outcome = host.outcome(case)
+    assert judge.gate is not None
+    judge.gate.set()
+    host.close()
+    assert outcome.failure is not None and outcome.failure.kind == "timeout"
+    assert outcome.failure.message == "no answer within 0.2 s"
