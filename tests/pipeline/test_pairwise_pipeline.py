@@ -248,3 +248,64 @@ def test_a_panel_pair_whose_task_runs_first(tmp_path: Path, members: dict[str, J
     assert better.outcome == "win" and len(better.members) == 3 and better.consistent is True
     assert found["same"].identical
     assert found["broken"].failure is not None and found["broken"].failure.kind == "task-error"
+
+
+def test_a_pair_never_scheduled_is_judged_when_its_result_is_asked(tmp_path: Path) -> None:
+    win, *_ = Project(tmp_path).pairs("P", MIXED)
+    judge = Judge()
+    host = service(tmp_path, judge)
+    result = host.pairwise.result(win)
+    assert host.pairwise.result(win) is result  # kept
+    host.close()
+    assert result.outcome == "win" and len(judge.calls) == 2
+
+
+def test_a_judge_server_that_cannot_start_is_a_produced_pairs_setup_failure(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    task = TaskLog()
+    cases = Project(tmp_path).pairs("P", PRODUCED, task.built())
+    judge = Judge()
+    host = service(tmp_path, judge)
+
+    def cannot_start(config: object) -> object:
+        raise JudgeSetupError("the local server did not start")
+
+    monkeypatch.setattr(host.judges, "with_server", cannot_start)
+    found = results(host, cases)
+    host.close()
+    better = found["better"]
+    assert better.failure is not None and better.failure.message == "the local server did not start"
+    assert better.model == "function:fake-judge" and better.outcome is None and judge.calls == []
+
+
+def test_repeated_orders_of_a_produced_pair(tmp_path: Path) -> None:
+    task = TaskLog()
+    body = "cases:\n  - {id: better, source_narrative: BETTER one, baseline_output: plain one}\n"
+    cases = Project(tmp_path).pairs("P", body, task.built())
+    judge = Judge()
+    host = service(tmp_path, judge, repeats=2)
+    found = results(host, cases)
+    host.close()
+    assert task.calls == ["better"] and len(judge.calls) == 4
+    better = found["better"]
+    assert [len(o.samples) for o in better.orders] == [2, 2] and better.outcome == "win"
+    assert [o.order for o in better.orders] == ["candidate_first", "baseline_first"]
+    assert better.model == "function:fake-judge"
+
+
+def test_a_pair_with_a_failed_sample_has_no_answer(tmp_path: Path) -> None:
+    from pytest_llmjudge.compile.pairwise import ORDERS
+    from pytest_llmjudge.judging.pairwise_verdict import PairwiseVerdict
+    from pytest_llmjudge.judging.verdict import JudgeFailure, Outcome
+    from pytest_llmjudge.pipeline.pairwise_pipeline import OrderAnswer
+
+    win, *_ = Project(tmp_path).pairs("P", MIXED)
+    request = win.pair_requests("BETTER one")[0]
+    answer = Outcome(None, pairwise=PairwiseVerdict("A", "a"))
+    failed = Outcome(None, JudgeFailure("http-500", "no"))
+    assert OrderAnswer(ORDERS[0], request, (answer, answer)).answer is not None
+    assert OrderAnswer(ORDERS[0], request, (answer, failed)).answer is None
+    assert OrderAnswer(ORDERS[0], request, (answer, failed)).failure == failed.failure
+    assert OrderAnswer(ORDERS[0], request, ()).answer is None
+    assert OrderAnswer(ORDERS[0], request, (answer, Outcome(None))).answer is None

@@ -317,3 +317,38 @@ def test_a_benchmarks_judge_timeout_ends_a_call_that_takes_longer(tmp_path: Path
     host.close()
     assert outcome.failure is not None and outcome.failure.kind == "timeout"
     assert outcome.failure.message == "no answer within 0.2 s"
+
+
+def test_only_cases_a_judge_decides_are_counted_as_needing_a_model(tmp_path: Path) -> None:
+    project = Project(tmp_path)
+    code = project.cases("C", "evaluator_type: code\nchecks:\n  - {type: contains, value: hello}\n" + TWO)
+    judged = project.cases("A", "cases:\n  - {id: one, candidate_output: hello}\n")
+    host = service(tmp_path)
+    with pytest.raises(JudgeSetupError, match=r"^1 case\(s\) need a judge model"):
+        host.schedule([*code, *judged])
+    host.close()
+
+
+def test_the_status_line_counts_the_cases_the_cache_settled(tmp_path: Path) -> None:
+    project = Project(tmp_path)
+    judge = Judge()
+    first = service(tmp_path, judge)
+    outcomes(first, project.cases("A", TWO))
+    first.close()
+    host = service(tmp_path, judge)
+    cases = project.cases("A", TWO + "  - {id: new, candidate_output: hi}\n")
+    host.schedule(cases)
+    assert host.scheduler is not None and host.scheduler.progress.cache_hits == 2
+    host.outcome(cases[2])
+    host.close()
+
+
+def test_without_combine_a_repeated_case_keeps_its_first_sample(tmp_path: Path) -> None:
+    (case,) = Project(tmp_path).cases("R", "judge: {repeats: 2}\ncases:\n  - {id: c, candidate_output: hi}\n")
+    judge = Judge()
+    host = service(tmp_path, judge)
+    host.combine = None
+    outcome = host.outcome(case)
+    host.close()
+    assert len(judge.calls) == 2 and outcome.samples == () and passed(outcome) is True
+    assert host.outcomes == {case.nodeid: outcome}  # the other sample is consumed

@@ -83,7 +83,7 @@ def test_a_task_that_raises_errors_its_case_and_the_others_are_judged(tmp_path: 
     failure = found["c1"].failure
     assert failure is not None and failure.kind == "task-error"
     assert "app.produce:run@1 raised ValueError: the product broke" in failure.message
-    assert found["c1"].attempts == 0 and found["c1"].verdict is None
+    assert found["c1"].attempts == 0 and found["c1"].verdict is None and found["c1"].model == ""
     assert len(judge.calls) == 2 and passed(found["c0"]) is True
     again = service(tmp_path, judge)  # a failed task is never cached: it runs again
     outcomes(again, cases)
@@ -208,7 +208,7 @@ def test_a_judge_server_that_cannot_start_errors_each_produced_case(
     assert judge.calls == [] and len(task.calls) == 3 and starts
     for outcome in found.values():
         assert outcome.failure == JudgeFailure("judge-setup", "the local server did not start")
-        assert outcome.model == "function:fake-judge"
+        assert outcome.model == "function:fake-judge" and outcome.attempts == 0 and not outcome.cached
 
 
 def test_ready_hands_back_the_cases_that_need_no_task_and_settles_the_rest(tmp_path: Path) -> None:
@@ -229,3 +229,34 @@ def test_ready_hands_back_the_cases_that_need_no_task_and_settles_the_rest(tmp_p
     host.close()
     assert cached is not None and cached.case.spec.candidate_output == "alpha"
     assert cached.nodeid == made.nodeid and cached.benchmark is made.benchmark
+
+
+def test_a_code_case_with_a_task_is_decided_once_whatever_the_repeats(tmp_path: Path) -> None:
+    task = TaskLog()
+    body = "evaluator_type: code\nchecks:\n  - {type: contains, value: alp}\njudge: {repeats: 3}\n" + CASES
+    cases = Project(tmp_path).cases("T", body, task.built())
+    host = service(tmp_path)
+    found = outcomes(host, cases)
+    host.close()
+    assert sorted(task.calls) == ["c0", "c1", "c2"]
+    assert all(o.samples == () for o in found.values()) and passed(found["c0"]) is True
+
+
+def test_a_task_case_of_a_benchmark_with_an_unusable_judge_model_stops_the_run(tmp_path: Path) -> None:
+    task = TaskLog()
+    cases = Project(tmp_path).cases("T", "judge: {model: 'nosuch:x'}\n" + CASES, task.built())
+    host = service(tmp_path, Judge())
+    with pytest.raises(JudgeSetupError, match=r"^benchmarks/T.yaml:\d+:\d+: judge.model: judge model: "):
+        host.schedule(cases)
+    host.close()
+    assert task.calls == []
+
+
+def test_a_task_case_under_an_unusable_run_wide_judge_model_stops_the_run(tmp_path: Path) -> None:
+    task = TaskLog()
+    cases = Project(tmp_path).cases("T", CASES, task.built())
+    host = service(tmp_path, model="nosuch:x")
+    with pytest.raises(JudgeSetupError, match=r"^judge model: "):
+        host.schedule(cases)
+    host.close()
+    assert task.calls == []
