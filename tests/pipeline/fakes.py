@@ -82,6 +82,9 @@ class Judge:
             if any(word in a + b for word in self.broken):
                 raise RuntimeError("the judge broke")
             winner = "tie" if ("BETTER" in a) == ("BETTER" in b) else ("A" if "BETTER" in a else "B")
+            if "flip" in a:  # alternates, call by call, for the output shown first
+                seen = self.flip[a] = self.flip.get(a, 0) + 1
+                winner = "A" if seen % 2 == 1 else "B"
             return _answer(info, {"winner": winner, "reason": f"winner {winner}"}, self.tokens)
         output = _block(prompt, "Output")
         self.calls.append(output)

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from pytest_llmjudge.models.judges import JudgeSetupError
+from pytest_llmjudge.pipeline.host import Baseline
 from pytest_llmjudge.pipeline.pairwise_pipeline import PairResult, pair_key
 from pytest_llmjudge.pipeline.service import JudgingService
 from pytest_llmjudge.pipeline.task_step import TASK_CACHE
@@ -47,7 +48,9 @@ def test_each_case_is_asked_in_both_orders_and_identical_or_unpaired_ones_are_no
     assert len(judge.calls) == 6  # two orders of three cases
     assert '{"OUTPUT_A": "BETTER one"} | {"OUTPUT_B": "plain one"}' in judge.calls
     assert '{"OUTPUT_A": "plain one"} | {"OUTPUT_B": "BETTER one"}' in judge.calls
-    assert found["same"].identical and found["same"].orders == ()
+    same = found["same"]
+    assert same.identical and same.orders == () and same.candidate_output == "same words"
+    assert same.baseline == Baseline("same words", "case file")
     assert found["alone"].unpaired and found["alone"].orders == ()
     win = found["win"]
     assert [o.order for o in win.orders] == ["candidate_first", "baseline_first"]
@@ -161,7 +164,8 @@ def test_a_task_cache_replay_miss_is_the_cases_setup_failure(tmp_path: Path) -> 
     host.close()
     assert task.calls == [] and judge.calls == []
     failure = found["better"].failure
-    assert failure is not None and failure.kind == "task-cache-miss" and not found["better"].unpaired
+    assert failure is not None and failure.kind == "task-cache-miss"
+    assert found["better"].baseline == Baseline("plain one", "case file")
 
 
 def test_pair_keys_keep_each_order_and_sample_apart() -> None:
@@ -309,3 +313,18 @@ def test_a_pair_with_a_failed_sample_has_no_answer(tmp_path: Path) -> None:
     assert OrderAnswer(ORDERS[0], request, (answer, failed)).failure == failed.failure
     assert OrderAnswer(ORDERS[0], request, ()).answer is None
     assert OrderAnswer(ORDERS[0], request, (answer, Outcome(None))).answer is None
+
+
+def test_each_repeated_sample_of_an_order_is_its_own_cache_entry(tmp_path: Path) -> None:
+    body = "cases:\n  - {id: flaky, candidate_output: flip one, baseline_output: plain one}\n"
+    cases = Project(tmp_path).pairs("P", body)
+    judge = Judge()
+    host = service(tmp_path, judge, repeats=3)
+    first = results(host, cases)["flaky"]
+    host.close()
+    answers = [s.pairwise for s in first.orders[0].samples]
+    assert len(judge.calls) == 6 and len({a.winner for a in answers if a is not None}) == 2
+    again = service(tmp_path, judge, repeats=3)
+    rerun = results(again, cases)["flaky"]
+    again.close()
+    assert len(judge.calls) == 6 and [s.pairwise for s in rerun.orders[0].samples] == answers
