@@ -328,3 +328,31 @@ def test_each_repeated_sample_of_an_order_is_its_own_cache_entry(tmp_path: Path)
     rerun = results(again, cases)["flaky"]
     again.close()
     assert len(judge.calls) == 6 and [s.pairwise for s in rerun.orders[0].samples] == answers
+
+
+def test_an_unpriced_member_under_a_usd_budget_stops_a_produced_panel_pair_before_its_task(
+    tmp_path: Path, members: dict[str, Judge]
+) -> None:
+    task = TaskLog()
+    cases = panel_pairs(Project(tmp_path), PRODUCED, task)
+    host = service(tmp_path, budget=1.0, price=("fake:a=1/1", "fake:b=1/1"))
+    with pytest.raises(JudgeSetupError, match="fake:c"):
+        host.schedule(cases)
+    host.close()
+    assert task.calls == []
+
+
+def test_a_produced_panel_pair_with_a_member_that_cannot_be_configured(
+    tmp_path: Path, members: dict[str, Judge]
+) -> None:
+    task = TaskLog()
+    panel = "  panel: [fake:a, fake:b, nosuch:x]\n"
+    cases = panel_pairs(Project(tmp_path), PRODUCED, task, panel=panel)
+    host = service(tmp_path)
+    found = results(host, cases)
+    host.close()
+    better = found["better"]
+    assert better.outcome == "win" and better.failure is None
+    failure = better.members[2].failure
+    assert failure is not None and "panel judge nosuch:x" in failure.message
+    assert better.members[2].model == "nosuch:x" and better.members[2].candidate_output == "BETTER one"

@@ -223,3 +223,83 @@ def test_too_few_answered_names_members_that_failed_alike_together() -> None:
 def test_labels_and_keys_of_panel_members() -> None:
     assert panel_label("any", 1, ["a", "b"]) == "panel(any, 1 of 2): a, b"
     assert member_key("n", 1, 0) != member_key("n", 0, 1) != member_key("n", 0, 0)
+
+
+def test_a_code_benchmark_with_a_panel_and_a_task_is_decided_by_its_checks(
+    tmp_path: Path, members: dict[str, Judge]
+) -> None:
+    task = TaskLog()
+    body = (
+        "evaluator_type: code\nchecks:\n  - {type: contains, value: alp}\n"
+        + PANEL
+        + "cases:\n  - {id: c0, source_narrative: alpha}\n  - {id: c1, source_narrative: beta}\n"
+    )
+    cases = Project(tmp_path).cases("P", body, task.built())
+    host = service(tmp_path)
+    found = outcomes(host, cases)
+    host.close()
+    assert sorted(task.calls) == ["c0", "c1"] and all(members[n].calls == [] for n in "abc")
+    assert {k: passed(o) for k, o in found.items()} == {"c0": True, "c1": False}
+
+
+def test_a_panel_case_whose_task_cannot_run_errors_without_a_call(
+    tmp_path: Path, members: dict[str, Judge]
+) -> None:
+    task = TaskLog()
+    body = PANEL + "cases:\n  - {id: c0, source_narrative: alpha}\n"
+    cases = Project(tmp_path).cases("P", body, task.built())
+    host = service(tmp_path, task_cache="replay")
+    found = outcomes(host, cases)
+    host.close()
+    failure = found["c0"].failure
+    assert failure is not None and failure.kind == "task-cache-miss"
+    assert task.calls == [] and all(members[n].calls == [] for n in "abc")
+
+
+def test_repeats_of_a_produced_panel_case_apply_to_each_member(
+    tmp_path: Path, members: dict[str, Judge]
+) -> None:
+    task = TaskLog()
+    body = (
+        PANEL.replace("judge:\n", "judge:\n  repeats: 2\n")
+        + "cases:\n  - {id: c0, source_narrative: alpha}\n"
+    )
+    cases = Project(tmp_path).cases("P", body, task.built())
+    host = service(tmp_path)
+    found = outcomes(host, cases)
+    host.close()
+    assert task.calls == ["c0"] and [len(members[n].calls) for n in "abc"] == [2, 2, 2]
+    assert all(len(m.samples) == 2 for m in found["c0"].members)
+
+
+def test_a_judge_server_that_cannot_start_is_each_members_error(
+    tmp_path: Path, members: dict[str, Judge], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    task = TaskLog()
+    body = PANEL + "cases:\n  - {id: c0, source_narrative: alpha}\n"
+    cases = Project(tmp_path).cases("P", body, task.built())
+    host = service(tmp_path)
+
+    def cannot_start(config: object) -> object:
+        raise JudgeSetupError("the local server did not start")
+
+    monkeypatch.setattr(host.judges, "with_server", cannot_start)
+    found = outcomes(host, cases)
+    host.close()
+    outcome = found["c0"]
+    assert outcome.failure is not None and "the local server did not start" in outcome.failure.message
+    assert [m.model for m in outcome.members] == ["fake:a", "fake:b", "fake:c"]
+    assert all(members[n].calls == [] for n in "abc")
+
+
+def test_an_unpriced_member_under_a_usd_budget_stops_a_task_case_before_its_task(
+    tmp_path: Path, members: dict[str, Judge]
+) -> None:
+    task = TaskLog()
+    body = PANEL + "cases:\n  - {id: c0, source_narrative: alpha}\n"
+    cases = Project(tmp_path).cases("P", body, task.built())
+    host = service(tmp_path, budget=1.0, price=("fake:a=1/1", "fake:b=1/1"))
+    with pytest.raises(JudgeSetupError, match="fake:c"):
+        host.schedule(cases)
+    host.close()
+    assert task.calls == []
