@@ -3,6 +3,7 @@ is judged and cached, a broken task is its case's ERROR, and the output cache se
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -260,3 +261,38 @@ def test_a_task_case_under_an_unusable_run_wide_judge_model_stops_the_run(tmp_pa
         host.schedule(cases)
     host.close()
     assert task.calls == []
+
+
+def test_served_starts_a_judges_server_once_and_remembers_a_failure(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import asyncio
+
+    (case,) = Project(tmp_path).cases("T", "cases:\n  - {id: c0, candidate_output: x}\n")
+    host = service(tmp_path, Judge())
+    config = host.judges.config(case.benchmark)
+    served = replace(config)
+    starts: list[object] = []
+
+    def start(asked: object) -> object:
+        starts.append(asked)
+        return served
+
+    monkeypatch.setattr(host.judges, "with_server", start)
+    assert asyncio.run(host.tasks.served(config)) is served
+    assert asyncio.run(host.tasks.served(config)) is served and starts == [config]
+
+    def cannot_start(asked: object) -> object:
+        starts.append(asked)
+        raise JudgeSetupError("the local server did not start")
+
+    fresh = service(tmp_path, Judge())
+    monkeypatch.setattr(fresh.judges, "with_server", cannot_start)
+    config = fresh.judges.config(case.benchmark)
+    for _ in range(2):
+        with pytest.raises(JudgeFailure) as raised:
+            asyncio.run(fresh.tasks.served(config))
+        assert raised.value == JudgeFailure("judge-setup", "the local server did not start")
+    assert len(starts) == 2  # one start that worked, one that failed: never tried again
+    host.close()
+    fresh.close()

@@ -115,6 +115,8 @@ def test_a_token_budget_refuses_task_calls_past_it(tmp_path: Path, task_model: T
     assert task_model.calls == [] and judge.calls == []
     for outcome in found.values():
         assert outcome.failure is not None and outcome.failure.kind == "task-budget"
+        assert outcome.failure.message.startswith("benchmarks/M.yaml:")
+        assert outcome.failure.message.endswith("budget reached: spent 0 of 1 tokens")
     rerun = service(tmp_path, judge)  # a refused call is never cached: a rerun runs it
     outcomes(rerun, cases)
     rerun.close()
@@ -342,3 +344,8 @@ def test_a_produced_output_as_a_record() -> None:
     }
     assert Produced("o", "case file").to_dict()["task"] is None
     assert Produced("o", "case file").to_dict()["fingerprint"] is None
+
+
+def test_a_python_task_runs_under_a_token_budget_which_sees_no_call_of_it(tmp_path: Path) -> None:
+    run = _run(tmp_path, lambda case: "ok", budget_tokens=1_000_000)
+    assert passed(run["outcomes"]["c0"]) is True and run["produced"]["c0"].output == "ok"
