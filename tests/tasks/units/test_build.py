@@ -319,6 +319,12 @@ def test_a_few_shot_rule_that_disagrees_with_itself_is_an_error(tmp_path: Path) 
 # -- the requests a model task sends ---------------------------------------------------------------
 
 
+def test_the_requests_are_rendered_with_the_benchmarks_code(tmp_path: Path) -> None:
+    bench = benchmark(tmp_path, MODEL_TASK, cases="cases:\n  - {id: c0, source_narrative: a}\n")
+    (tmp_path / "prompts/extract.yaml").write_text("prompt:\n  template: '{{ benchmark }}/{{ id }}'\n")
+    assert task_requests(bench, build(tmp_path, bench)) == {"task request c0": "[user]\nM1/c0"}
+
+
 def test_the_requests_name_each_case_and_show_why_one_cannot_be_rendered(tmp_path: Path) -> None:
     bench = benchmark(tmp_path, MODEL_TASK, cases="cases:\n  - {id: c0, source_narrative: a}\n  - {id: c1}\n")
     assert task_requests(bench, build(tmp_path, bench)) == {

@@ -259,7 +259,7 @@ def test_a_damaged_entry_is_a_miss_said_once(
         assert cache.get("second") is None
     (message,) = damage_warnings(caught)
     assert message.startswith(f"{path}: damaged produced-output entry abcdef012345 (")
-    assert reason in message
+    assert f"abcdef012345 ({reason}" in message
     assert message.endswith(
         "): read as a miss, its task runs again; further damaged entries are not reported"
     )

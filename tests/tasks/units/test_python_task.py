@@ -100,13 +100,41 @@ def test_a_module_that_raises_while_imported_is_an_error_naming_what_it_raised(t
 def test_a_missing_attribute_is_an_error_naming_it(tmp_path: Path) -> None:
     module = write_module(tmp_path, "class Tasks:\n    pass\n")
     message = spec_error(f"{module}:Tasks.missing", tmp_path)
-    assert f"task: module '{module}' has no attribute 'missing'\n  hint: name a callable" in message
+    assert message.startswith(f"benchmarks/T1.yaml:5:7: task: module '{module}' has no attribute 'missing'\n")
+    assert message.endswith(
+        "  hint: name a callable as 'package.module:function', the module importable from the rootdir"
+    )
+
+
+def test_the_function_is_named_after_the_first_colon(tmp_path: Path) -> None:
+    module = write_module(tmp_path, "def run(case):\n    return 'x'\n")
+    assert f"task: module '{module}' has no attribute 'run:extra'" in spec_error(
+        f"{module}:run:extra", tmp_path
+    )
+
+
+def test_the_rootdirs_module_wins_over_one_of_the_same_name_elsewhere_on_the_path(tmp_path: Path) -> None:
+    root, elsewhere = tmp_path / "root", tmp_path / "elsewhere"
+    root.mkdir()
+    elsewhere.mkdir()
+    name = f"shadowed_{uuid.uuid4().hex[:12]}"
+    (root / f"{name}.py").write_text("def run(case):\n    return 'from the rootdir'\n")
+    (elsewhere / f"{name}.py").write_text("def run(case):\n    return 'from elsewhere'\n")
+    sys.path.insert(0, str(elsewhere))
+    task = load_python_task(f"{name}:run", None, root, WHERE)
+    assert run(task) == "from the rootdir"
+
+
+def test_a_task_loaded_without_saying_does_not_see_the_ground_truth(tmp_path: Path) -> None:
+    module = write_module(tmp_path, "def run(case):\n    return 'x'\n")
+    assert not load_python_task(f"{module}:run", None, tmp_path, WHERE).sees_ground_truth
 
 
 def test_a_value_that_is_not_callable_is_an_error_naming_its_type(tmp_path: Path) -> None:
     module = write_module(tmp_path, "SUFFIX = 'x'\n")
-    assert f"task: {module}:SUFFIX is a str, not callable\n  hint: name a callable" in spec_error(
-        f"{module}:SUFFIX", tmp_path
+    message = spec_error(f"{module}:SUFFIX", tmp_path)
+    assert message.startswith(
+        f"benchmarks/T1.yaml:5:7: task: {module}:SUFFIX is a str, not callable\n  hint: "
     )
 
 

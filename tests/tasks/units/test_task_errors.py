@@ -97,3 +97,13 @@ def test_a_frame_of_the_standard_library_alone_is_not_shown(tmp_path: Path) -> N
     exc = raised(json.loads, "{nope")
     lines = user_frames(exc, tmp_path)
     assert lines and all("json" not in line.split(" in ")[0] for line in lines)
+
+
+def test_the_plugins_own_frames_are_left_out_even_under_the_root() -> None:
+    from pytest_llmjudge.tasks.task_input import output_value
+
+    root = Path(__file__).resolve().parents[3]  # the repository: the plugin's files lie under it
+    exc = raised(output_value, 3)
+    lines = user_frames(exc, root)
+    assert lines and all("pytest_llmjudge/" not in line for line in lines)
+    assert lines[-1].startswith("  tests/tasks/units/test_task_errors.py:")

@@ -1,0 +1,137 @@
+"""What a prompt template tells the user: an example's answer as the assistant's turn (compact,
+sorted JSON, non-ASCII kept), a missing field named with the fields there are, and a file with
+no template pointed at the key that was likely meant."""
+
+from __future__ import annotations
+
+import datetime
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from pytest_llmjudge.suite.errors import SpecError
+from pytest_llmjudge.tasks.few_shot import Example
+from pytest_llmjudge.tasks.prompt_template import (
+    PromptTemplate,
+    TemplateFieldError,
+    load_prompt_template,
+    output_text,
+    render_messages,
+)
+
+CHAT = """\
+messages:
+  - role: system
+    content: You extract the complaint.
+  - role: user
+    content: "Narrative: {{ source_narrative }}"
+"""
+
+
+def load(tmp_path: Path, text: str) -> PromptTemplate:
+    path = tmp_path / "t.yaml"
+    path.write_text(textwrap.dedent(text))
+    return load_prompt_template(path, "t.yaml")
+
+
+def error(tmp_path: Path, text: str) -> SpecError:
+    with pytest.raises(SpecError) as caught:
+        load(tmp_path, text)
+    return caught.value
+
+
+# -- an example's answer ---------------------------------------------------------------------------
+
+
+def test_an_examples_text_answer_is_its_turn_as_it_is() -> None:
+    assert output_text("chest pain") == "chest pain"
+
+
+def test_an_examples_structured_answer_is_compact_json_with_sorted_keys_and_its_own_letters() -> None:
+    answer = {"complaint": "douleur thoracique é", "at": datetime.date(2024, 1, 2), "codes": [1, 2]}
+    assert output_text(answer) == '{"at":"2024-01-02","codes":[1,2],"complaint":"douleur thoracique é"}'
+
+
+def test_the_assistant_turn_of_an_example_is_its_answer_as_json(tmp_path: Path) -> None:
+    example = Example("e1", {"source_narrative": "fell"}, {"z": "chute", "a": "ä"})
+    messages = render_messages(load(tmp_path, CHAT), {"source_narrative": "now"}, [example])
+    assert [(m.role, m.content) for m in messages] == [
+        ("system", "You extract the complaint."),
+        ("user", "Narrative: fell"),
+        ("assistant", '{"a":"ä","z":"chute"}'),
+        ("user", "Narrative: now"),
+    ]
+
+
+# -- a field that is not there -----------------------------------------------------------------------
+
+
+def test_a_missing_field_of_an_example_names_the_example(tmp_path: Path) -> None:
+    example = Example("e7", {"id": "e7"}, "x")
+    with pytest.raises(TemplateFieldError) as caught:
+        render_messages(load(tmp_path, CHAT), {"source_narrative": "now"}, [example])
+    assert caught.value.example == "e7" and caught.value.variable == "source_narrative"
+    assert caught.value.available == ("id",)
+
+
+def test_a_missing_field_of_the_case_names_no_example(tmp_path: Path) -> None:
+    with pytest.raises(TemplateFieldError) as caught:
+        render_messages(load(tmp_path, CHAT), {"id": "c1", "inputs": {}})
+    assert caught.value.example is None
+    assert str(caught.value) == (
+        "template variable 'source_narrative' is not a field of the case (it has: id, inputs)"
+    )
+
+
+def test_a_case_with_no_fields_says_so() -> None:
+    assert (
+        str(TemplateFieldError("x", ()))
+        == "template variable 'x' is not a field of the case (it has: no fields)"
+    )
+
+
+# -- a file without a template -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "field", "message", "hint"),
+    [
+        ("metadata: {}\nmesages:\n  - {role: user, content: x}\n", 2, "mesages", "unknown key 'mesages'",
+         "did you mean 'messages'?"),
+        ("metadata: {}\nprompts:\n  template: x\n", 2, "prompts", "unknown key 'prompts'",
+         "did you mean 'prompt'?"),
+        ("metadata: {}\ntitle: x\n", 1, "<file>", "no template: neither 'prompt:' nor 'messages:'",
+         "write 'prompt: {template: ...}' or 'prompt: {messages: [{role: user, content: ...}]}'"),
+    ],
+)  # fmt: skip
+def test_a_file_without_a_template_points_at_the_likely_typo(
+    tmp_path: Path, text: str, line: int, field: str, message: str, hint: str
+) -> None:
+    assert str(error(tmp_path, text)) == f"t.yaml:{line}:1: {field}: {message}\n  hint: {hint}"
+
+
+# -- syntax errors -------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("template", "where"),
+    [("'{{ x }'", ""), ("'a\n\n  {{ x }'", " (template line 2)")],
+)
+def test_a_syntax_error_names_the_template_line_only_past_the_first(
+    tmp_path: Path, template: str, where: str
+) -> None:
+    found = error(tmp_path, f"prompt:\n  template: {template}\n")
+    assert found.message == f"invalid template: unexpected '}}'{where}"
+
+
+def test_a_private_attribute_on_the_first_line_names_no_template_line(tmp_path: Path) -> None:
+    found = error(tmp_path, "prompt:\n  template: '{{ x.__class__ }}'\n")
+    assert found.message == (
+        "the template reads the private attribute '__class__', which a sandboxed template may not"
+    )
+
+
+def test_a_private_attribute_on_a_later_line_names_it(tmp_path: Path) -> None:
+    found = error(tmp_path, "prompt:\n  template: |\n    a\n    {{ x.__class__ }}\n")
+    assert "'__class__' (template line 2), which" in found.message
