@@ -297,14 +297,18 @@ class TaskModel:
         return FunctionModel(self.answer, model_name=self.name)
 
 
-def model_task_cases(project: Project, code: str, cases: str, model: str = "fake:task") -> list[Item]:
+def model_task_cases(
+    project: Project, code: str, cases: str, model: str = "fake:task", task_extra: str = ""
+) -> list[Item]:
     """Benchmark ``code`` whose outputs come from the model task ``model`` (its prompt renders
-    ``Narrative: <source_narrative>``); ``cases`` are the lines under ``cases:``."""
+    ``Narrative: <source_narrative>``); ``cases`` are the lines under ``cases:``, ``task_extra``
+    more lines under ``task:``."""
     from pytest_llmjudge.models.models import judge_label
     from pytest_llmjudge.tasks.build import TaskOptions, build_task
 
     project.write("prompts/task.yaml", PROMPT)
-    body = f"task:\n  model: {model}\n  prompt_file: prompts/task.yaml\ncases:\n" + textwrap.dedent(cases)
+    task = f"task:\n  model: {model}\n  prompt_file: prompts/task.yaml\n{task_extra}"
+    body = task + "cases:\n" + textwrap.dedent(cases)
     benchmark, sections = project.load(code, body)
     built = build_task(benchmark, project.root, TaskOptions(), judge_label)
     assert built is not None

@@ -4,6 +4,7 @@ any (the caches answer the rest), per benchmark, and the problems that keep case
 from __future__ import annotations
 
 from collections.abc import Sequence
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -207,3 +208,25 @@ def test_a_pairwise_task_case_is_estimated_on_the_baseline_output(tmp_path: Path
     cases = Project(tmp_path).pairs("P", body, task.built())
     (plan,), _ = _plan(tmp_path, cases, Judge())
     assert task.calls == [] and plan.misses == []  # the output to come counts as the baseline's: a tie
+
+
+def test_a_model_tasks_tokens_are_projected_from_its_price_settings_and_stored_answers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fake_models(monkeypatch, {"task": TaskModel(tokens=(7, 3))})
+    project = Project(tmp_path)
+    two = "  - {id: c0, source_narrative: alpha}\n  - {id: c1, source_narrative: beta}\n"
+    cases = model_task_cases(project, "M", two, task_extra="  settings: {max_tokens: 50}\n")
+    _run(tmp_path, cases[:1], Judge())
+    (plan,), _ = _plan(tmp_path, cases, Judge(), price=("fake:task=1/2",))
+    tokens = plan.task_tokens
+    assert tokens is not None and plan.task_requests == ["[user]\nNarrative: beta"]
+    assert tokens.output_history == (3,) and tokens.max_output_tokens == 50
+    assert tokens.price is not None and (tokens.price.input_mtok, tokens.price.output_mtok) == (
+        Decimal(1),
+        Decimal(2),
+    )
+    other = model_task_cases(project, "N", two)  # another benchmark: no answers stored yet
+    (plan,), _ = _plan(tmp_path, other, Judge())
+    assert plan.task_tokens is not None and plan.task_tokens.output_history == ()
+    assert plan.task_tokens.max_output_tokens is None

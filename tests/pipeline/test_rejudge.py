@@ -7,11 +7,14 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
+import pytest
+
 from pytest_llmjudge.compile.request import compile_case
 from pytest_llmjudge.models.answered import Answered
+from pytest_llmjudge.models.judges import JudgeSetupError
 from pytest_llmjudge.pipeline.rejudge_outputs import Rejudged, rejudge_outputs
 
-from .fakes import Item, Judge, Project, TaskLog, outcomes, passed, service
+from .fakes import Item, Judge, Project, TaskLog, fake_models, outcomes, passed, service
 
 TWO = """\
 cases:
@@ -137,20 +140,31 @@ def test_rejudge_outputs_judges_other_outputs_through_the_cache(tmp_path: Path) 
 def test_rejudge_outputs_combines_repeats_and_lets_checks_decide(tmp_path: Path) -> None:
     project = Project(tmp_path)
     (repeated,) = project.cases("R", "judge: {repeats: 3}\ncases:\n  - {id: r, candidate_output: x}\n")
+    (twice,) = project.cases("W", "judge: {repeats: 2}\ncases:\n  - {id: w, candidate_output: x}\n")
+    (once,) = project.cases("O", "cases:\n  - {id: o, candidate_output: x}\n")
     code = "evaluator_type: code\nchecks:\n  - {type: contains, value: hello}\n"
     (checked,) = project.cases("C", code + "cases:\n  - {id: k, candidate_output: hello}\n")
     (manual,) = project.cases("M", "evaluator_type: manual_sme\ncases:\n  - {id: m, candidate_output: x}\n")
     judge = Judge()
     host = service(tmp_path, judge)
-    found = rejudge_outputs(
-        host,
-        [_baseline_of(repeated, "flip"), _baseline_of(checked, "goodbye"), _baseline_of(manual, "x")],
-        host.combine,
-    )
+    theirs = [
+        _baseline_of(manual, "x"),  # left out, and the cases after it are still judged
+        _baseline_of(checked, "goodbye"),
+        _baseline_of(repeated, "flip"),
+        _baseline_of(twice, "hello"),
+        _baseline_of(once, "hello"),
+    ]
+    found = rejudge_outputs(host, theirs, host.combine)
     host.close()
-    assert len(judge.calls) == 3 and manual.nodeid not in found
-    assert len(found[repeated.nodeid].samples) == 3 and passed(found[repeated.nodeid]) is True
+    assert len(judge.calls) == 3 + 2 + 1 and manual.nodeid not in found
+    samples = [passed(s) for s in found[repeated.nodeid].samples]
+    assert sorted(samples, key=str) == [False, True, True] and passed(found[repeated.nodeid]) is True
+    assert len(found[twice.nodeid].samples) == 2 and found[once.nodeid].samples == ()
     assert passed(found[checked.nodeid]) is False
+    rerun = service(tmp_path, judge)
+    again = rejudge_outputs(rerun, theirs, rerun.combine)
+    rerun.close()
+    assert len(judge.calls) == 6 and [passed(s) for s in again[repeated.nodeid].samples] == samples
 
 
 def test_rejudge_outputs_without_combine_keeps_the_first_sample(tmp_path: Path) -> None:
@@ -165,7 +179,50 @@ def test_rejudge_outputs_without_combine_keeps_the_first_sample(tmp_path: Path) 
 
 
 def test_rejudge_outputs_leaves_out_a_case_without_a_judge(tmp_path: Path) -> None:
-    (one,) = Project(tmp_path).cases("A", "cases:\n  - {id: c0, candidate_output: x}\n")
+    project = Project(tmp_path)
+    (one,) = project.cases("A", "cases:\n  - {id: c0, candidate_output: x}\n")
     host = service(tmp_path)
     assert rejudge_outputs(host, [_baseline_of(one, "hello")]) == {}
     host.close()
+
+
+def test_rejudge_outputs_judges_the_cases_after_one_it_leaves_out(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    judge = Judge("b")
+    fake_models(monkeypatch, {"b": judge})
+    project = Project(tmp_path)
+    (one,) = project.cases("A", "cases:\n  - {id: c0, candidate_output: x}\n")
+    (own,) = project.cases("B", "judge: {model: 'fake:b'}\ncases:\n  - {id: c0, candidate_output: x}\n")
+    host = service(tmp_path)  # no run-wide judge: A cannot be judged, B has its own
+    found = rejudge_outputs(host, [_baseline_of(one, "hello"), _baseline_of(own, "hello")])
+    host.close()
+    assert list(found) == [own.nodeid] and passed(found[own.nodeid]) is True and len(judge.calls) == 1
+
+
+def _two_snapshots_cached(tmp_path: Path) -> Judge:
+    """c0 and c1 judged by snap-A, c2 by snap-B: their verdicts disagree."""
+    judge = _first_run(tmp_path)
+    judge.snapshot = "snap-B"
+    host = service(tmp_path, judge)
+    outcomes(host, Project(tmp_path).cases("A", THREE))
+    host.close()
+    return judge
+
+
+def test_the_call_that_learns_the_snapshot_is_priced_under_a_usd_budget(tmp_path: Path) -> None:
+    judge = _two_snapshots_cached(tmp_path)
+    price = ("function:fake-judge=1/1",)
+    host = service(tmp_path, judge, rejudge_stale=True, budget=1.0, price=price)
+    found = outcomes(host, Project(tmp_path).cases("A", THREE))
+    host.close()
+    assert len(judge.calls) == 3 + 2 and passed(found["c1"]) is False
+
+
+def test_an_unpriced_judge_under_a_usd_budget_stops_before_the_learning_call(tmp_path: Path) -> None:
+    judge = _two_snapshots_cached(tmp_path)
+    host = service(tmp_path, judge, rejudge_stale=True, budget=1.0)
+    with pytest.raises(JudgeSetupError, match="function:fake-judge"):
+        host.schedule(Project(tmp_path).cases("A", THREE))
+    host.close()
+    assert len(judge.calls) == 3
