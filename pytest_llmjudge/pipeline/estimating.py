@@ -117,8 +117,9 @@ def _judged(service: JudgingService, case: CaseToJudge, plan: PlannedCalls, task
     from .settle import checks_decide
     from .task_step import with_output
 
-    if case.benchmark.spec.evaluator_type in {"code", "manual_sme"}:
-        return None  # decided by checks, or by a person: no model call
+    kind = case.benchmark.spec.evaluator_type
+    if kind == "manual_sme":
+        return None  # decided by a person: no model call, no task run
     baseline = case.baseline if is_pair(case) else None
     pairwise = is_pair(case)
     if pairwise and baseline is None:
@@ -137,6 +138,8 @@ def _judged(service: JudgingService, case: CaseToJudge, plan: PlannedCalls, task
         output = baseline.output if baseline is not None else output
     elif not pairwise and checks_decide(case) is not None:
         return None  # its checks fail it: the judge is not asked
+    if kind == "code":
+        return None  # decided by its checks (a model task producing its output is counted above)
     return _Judged(request, output, baseline)
 
 

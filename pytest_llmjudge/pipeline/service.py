@@ -109,13 +109,13 @@ class JudgingService:
     def _schedule(self, cases: Sequence[CaseToJudge]) -> None:
         from ..models.models import ModelConfigError
 
+        # a manual case is reviewed by a person: no task runs for it, no judge is asked
+        cases = [c for c in cases if c.benchmark.spec.evaluator_type != "manual_sme"]
         if missing := self._without_judge(cases):  # counted before any task or pair is started
             raise JudgeSetupError(NO_MODEL_MESSAGE.format(count=missing))
         needs_judge: list[JudgedCase] = []
         # a panel case whose task runs first: one job, the task then every member
         for case in self.task_cases(self.panel.divert_tasks(self.pairwise.divert(cases))):
-            if case.benchmark.spec.evaluator_type == "manual_sme":
-                continue
             checked = checks_decide(case)
             if checked is not None:
                 self.outcomes[case.nodeid] = checked
@@ -162,13 +162,13 @@ class JudgingService:
             self.scheduler.progress.cache_hits = self.cache_hits
 
     def _without_judge(self, cases: Sequence[CaseToJudge]) -> int:
-        """How many of ``cases`` a judge must decide although no judge model is configured for
-        them (code checks and manual cases need none)."""
+        """How many of ``cases`` (no manual ones) a judge must decide although no judge model is
+        configured for them (code checks need none)."""
         from ..models.models import ModelConfigError
 
         missing = 0
         for case in cases:
-            if self.has(case.nodeid) or case.benchmark.spec.evaluator_type in {"code", "manual_sme"}:
+            if self.has(case.nodeid) or case.benchmark.spec.evaluator_type == "code":
                 continue
             if self.panel.panel_of(case.benchmark) is not None:
                 continue  # its members name their models

@@ -230,3 +230,29 @@ def test_a_model_tasks_tokens_are_projected_from_its_price_settings_and_stored_a
     (plan,), _ = _plan(tmp_path, other, Judge())
     assert plan.task_tokens is not None and plan.task_tokens.output_history == ()
     assert plan.task_tokens.max_output_tokens is None
+
+
+def test_a_code_cases_model_task_is_a_call_and_its_checks_ask_no_judge(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fake_models(monkeypatch, {"task": TaskModel()})
+    checks = "evaluator_type: code\nchecks:\n  - {type: contains, value: said}\n"
+    cases = model_task_cases(
+        Project(tmp_path), "M", "  - {id: c0, source_narrative: alpha}\n", task_extra=checks
+    )
+    (plan,), problems = _plan(tmp_path, cases)  # no judge model: none is needed
+    assert problems == [] and plan.task_requests == ["[user]\nNarrative: alpha"] and plan.misses == []
+    judged = Project(tmp_path).cases("A", TWO)  # a judged benchmark too: the run opens its verdict cache
+    _run(tmp_path, [*cases, *judged], Judge())
+    (plan,), _ = _plan(tmp_path, cases)
+    assert plan.task_requests == [] and plan.misses == [] and plan.cached == 0
+
+
+def test_a_manual_cases_task_is_no_call(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    fake_models(monkeypatch, {"task": TaskModel()})
+    manual = "evaluator_type: manual_sme\n"
+    cases = model_task_cases(
+        Project(tmp_path), "M", "  - {id: c0, source_narrative: alpha}\n", task_extra=manual
+    )
+    (plan,), _ = _plan(tmp_path, cases, Judge())
+    assert plan.task_requests == [] and plan.misses == []

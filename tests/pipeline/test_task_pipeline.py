@@ -296,3 +296,19 @@ def test_served_starts_a_judges_server_once_and_remembers_a_failure(
     assert len(starts) == 2  # one start that worked, one that failed: never tried again
     host.close()
     fresh.close()
+
+
+def test_a_manual_case_runs_no_task_and_asks_no_judge(tmp_path: Path) -> None:
+    task = TaskLog()
+    body = "evaluator_type: manual_sme\ncases:\n  - {id: c0, source_narrative: alpha}\n"
+    cases = Project(tmp_path).cases("M", body, task.built())
+    judge = Judge()
+    host = service(tmp_path, judge)
+    host.schedule(cases)
+    assert not host.has(cases[0].nodeid)
+    host.close()
+    assert task.calls == [] and judge.calls == []
+    alone = service(tmp_path)  # no judge model configured: nothing needs one
+    alone.schedule(cases)
+    alone.close()
+    assert task.calls == []
