@@ -15,7 +15,17 @@ from pytest_llmjudge.pipeline.panel import (
     too_few_answered,
 )
 
-from .fakes import Judge, Project, TaskLog, fake_models, outcomes, passed, service
+from .fakes import (
+    Judge,
+    Project,
+    TaskLog,
+    TaskModel,
+    fake_models,
+    model_task_cases,
+    outcomes,
+    passed,
+    service,
+)
 
 PANEL = "judge:\n  panel: [fake:a, fake:b, fake:c]\n"
 CASES = """\
@@ -30,6 +40,11 @@ def members(monkeypatch: pytest.MonkeyPatch) -> dict[str, Judge]:
     judges = {name: Judge(name) for name in "abcd"}
     fake_models(monkeypatch, judges)
     return judges
+
+
+def fake_models_with_task(members: dict[str, Judge], model: TaskModel) -> None:
+    """``fake:task`` as well as the members (``fake_models`` reads the mapping at each build)."""
+    members["task"] = model  # type: ignore[assignment]
 
 
 def test_each_member_judges_each_case_and_the_panel_votes(tmp_path: Path, members: dict[str, Judge]) -> None:
@@ -164,6 +179,7 @@ def test_a_tasks_output_is_produced_once_then_judged_by_every_member(
     assert passed(found["c0"]) is True and len(found["c0"].members) == 3
     failure = found["c1"].failure
     assert failure is not None and failure.kind == "task-error"
+    assert (found["c1"].model, found["c1"].cached, found["c1"].attempts) == ("", False, 0)
     again = service(tmp_path)
     found = outcomes(again, cases)
     again.close()
@@ -272,6 +288,40 @@ def test_repeats_of_a_produced_panel_case_apply_to_each_member(
     assert all(len(m.samples) == 2 for m in found["c0"].members)
 
 
+def test_each_sample_of_a_produced_panel_case_is_its_own_cache_entry(
+    tmp_path: Path, members: dict[str, Judge]
+) -> None:
+    task = TaskLog(suffix=" flip")
+    body = (
+        PANEL.replace("judge:\n", "judge:\n  repeats: 2\n")
+        + "cases:\n  - {id: c0, source_narrative: alpha}\n"
+    )
+    cases = Project(tmp_path).cases("P", body, task.built())
+    host = service(tmp_path)
+    first = outcomes(host, cases)["c0"]
+    host.close()
+    verdicts = [[passed(s) for s in m.samples] for m in first.members]
+    assert all(sorted(v, key=str) == [False, True] for v in verdicts)  # each judge alternates
+    again = service(tmp_path)
+    rerun = outcomes(again, cases)["c0"]
+    again.close()
+    assert [len(members[n].calls) for n in "abc"] == [2, 2, 2]
+    assert [[passed(s) for s in m.samples] for m in rerun.members] == verdicts
+
+
+def test_a_panel_case_whose_model_task_runs_first(tmp_path: Path, members: dict[str, Judge]) -> None:
+    model = TaskModel()
+    fake_models_with_task(members, model)
+    cases = model_task_cases(
+        Project(tmp_path), "P", "  - {id: c0, source_narrative: alpha}\n", task_extra=PANEL
+    )
+    host = service(tmp_path)
+    found = outcomes(host, cases)
+    host.close()
+    assert model.calls == ["Narrative: alpha"] and passed(found["c0"]) is True
+    assert [members[n].calls for n in "abc"] == [['{"CANDIDATE_OUTPUT": "said alpha"}']] * 3
+
+
 def test_a_judge_server_that_cannot_start_is_each_members_error(
     tmp_path: Path, members: dict[str, Judge], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -289,6 +339,7 @@ def test_a_judge_server_that_cannot_start_is_each_members_error(
     outcome = found["c0"]
     assert outcome.failure is not None and "the local server did not start" in outcome.failure.message
     assert [m.model for m in outcome.members] == ["fake:a", "fake:b", "fake:c"]
+    assert all(m.attempts == 0 and not m.cached for m in outcome.members)
     assert all(members[n].calls == [] for n in "abc")
 
 
