@@ -134,6 +134,9 @@ def test_a_tasks_output_is_produced_first_then_judged_in_both_orders(tmp_path: P
     assert found["same"].identical and found["same"].outcome == "tie"
     failure = found["broken"].failure
     assert failure is not None and failure.kind == "task-error" and found["broken"].outcome is None
+    assert found["broken"].baseline == Baseline("plain", "case file")
+    assert [o.request.order for o in found["better"].orders] == ["candidate_first", "baseline_first"]
+    assert found["better"].baseline == Baseline("plain one", "case file")
     assert len(judge.calls) == 2  # the identical and the broken case are not judged
     assert produced[cases[0].nodeid].output == "BETTER one"
 
@@ -201,6 +204,7 @@ def test_each_panel_member_asks_both_orders_and_the_panel_votes(
     win = found["win"]
     assert win.outcome == "win" and win.failure is None and win.consistent is True
     assert win.model == "panel(majority, 2 of 3): fake:a, fake:b, fake:c"
+    assert win.candidate_output == "BETTER one" and win.baseline == Baseline("plain one", "case file")
     assert len(win.members) == 3 and len(win.orders) == 6
     assert found["loss"].outcome == "loss" and found["same"].identical and found["alone"].unpaired
     again = service(tmp_path)
@@ -222,6 +226,9 @@ def test_a_panel_pair_with_too_few_members_answering_errors(
     assert win.outcome is None and win.consistent is None
     failure = win.failure
     assert failure is not None and failure.message.startswith("only 1 of 3 panel judges answered, 2 needed")
+    member_failure = win.members[1].failure
+    assert member_failure is not None and failure.kind == member_failure.kind
+    assert f"fake:b, fake:c: {member_failure}" in failure.message
     assert found["loss"].outcome == "loss" and found["loss"].failure is None
 
 
@@ -280,6 +287,7 @@ def test_a_judge_server_that_cannot_start_is_a_produced_pairs_setup_failure(
     host.close()
     better = found["better"]
     assert better.failure is not None and better.failure.message == "the local server did not start"
+    assert better.candidate_output == "BETTER one" and better.baseline == Baseline("plain one", "case file")
     assert better.model == "function:fake-judge" and better.outcome is None and judge.calls == []
 
 
@@ -356,3 +364,5 @@ def test_a_produced_panel_pair_with_a_member_that_cannot_be_configured(
     failure = better.members[2].failure
     assert failure is not None and "panel judge nosuch:x" in failure.message
     assert better.members[2].model == "nosuch:x" and better.members[2].candidate_output == "BETTER one"
+    assert better.members[2].baseline == Baseline("plain one", "case file")
+    assert better.candidate_output == "BETTER one" and better.baseline == Baseline("plain one", "case file")

@@ -106,7 +106,7 @@ def test_repeats_apply_to_each_member(tmp_path: Path, members: dict[str, Judge])
 def test_a_member_that_cannot_be_configured_is_its_error_and_the_others_judge(
     tmp_path: Path, members: dict[str, Judge]
 ) -> None:
-    panel = "judge:\n  panel: [fake:a, fake:b, nosuch:x]\n"
+    panel = "judge:\n  panel: [fake:a, nosuch:x, fake:b]\n"
     cases = Project(tmp_path).cases("P", panel + CASES)
     host = service(tmp_path)
     found = outcomes(host, cases)
@@ -114,7 +114,8 @@ def test_a_member_that_cannot_be_configured_is_its_error_and_the_others_judge(
     assert [len(members[n].calls) for n in "ab"] == [2, 2]
     good = found["good"]
     assert passed(good) is True
-    failure = good.members[2].failure
+    assert [m.model for m in good.members] == ["fake:a", "nosuch:x", "fake:b"]
+    failure = good.members[1].failure
     assert failure is not None and failure.kind == "judge-setup"
     assert "benchmarks/P.yaml" in failure.message and "panel judge nosuch:x" in failure.message
 
@@ -220,6 +221,8 @@ def test_a_task_panel_member_that_cannot_be_configured_is_its_error(
 
 def test_pair_votes_by_rule() -> None:
     assert pair_vote(["win", "win", "loss"], "majority", 2) == "win"
+    assert pair_vote(["win", "loss"], "majority", 2) == "inconsistent"  # no more than half
+    assert pair_vote(["win", "win", "loss", "loss"], "majority", 2) == "inconsistent"
     assert pair_vote(["win", "loss", "tie"], "majority", 2) == "inconsistent"
     assert pair_vote(["win", "inconsistent", "inconsistent"], "majority", 2) == "tie"
     assert pair_vote(["win", "tie", None], "unanimous", 2) == "tie"
@@ -354,3 +357,34 @@ def test_an_unpriced_member_under_a_usd_budget_stops_a_task_case_before_its_task
         host.schedule(cases)
     host.close()
     assert task.calls == []
+
+
+def test_each_sample_of_a_panel_member_is_its_own_cache_entry(
+    tmp_path: Path, members: dict[str, Judge]
+) -> None:
+    body = (
+        PANEL.replace("judge:\n", "judge:\n  repeats: 2\n") + "cases:\n  - {id: c0, candidate_output: flip}\n"
+    )
+    cases = Project(tmp_path).cases("P", body)
+    host = service(tmp_path)
+    first = outcomes(host, cases)["c0"]
+    host.close()
+    verdicts = [[passed(s) for s in m.samples] for m in first.members]
+    assert all(sorted(v, key=str) == [False, True] for v in verdicts)
+    again = service(tmp_path)
+    rerun = outcomes(again, cases)["c0"]
+    again.close()
+    assert [len(members[n].calls) for n in "abc"] == [2, 2, 2]
+    assert [[passed(s) for s in m.samples] for m in rerun.members] == verdicts
+
+
+def test_without_combine_a_panel_case_keeps_its_first_members_outcome(
+    tmp_path: Path, members: dict[str, Judge]
+) -> None:
+    members["a"].broken = ("hello",)
+    (good, _) = Project(tmp_path).cases("P", PANEL + CASES)
+    host = service(tmp_path)
+    host.panel.combine = None
+    outcome = host.outcome(good)
+    host.close()
+    assert outcome.model == "fake:a" and outcome.failure is not None and outcome.members == ()
