@@ -128,6 +128,7 @@ def test_a_tasks_output_is_produced_first_then_judged_in_both_orders(tmp_path: P
     host = service(tmp_path, judge)
     found = results(host, cases)
     produced = dict(host.tasks.produced)
+    assert host.scheduler is not None and host.scheduler.progress.errors == 1  # the status line's count
     host.close()
     assert sorted(task.calls) == ["better", "broken", "same"]
     assert found["better"].outcome == "win" and found["better"].candidate_output == "BETTER one"
@@ -366,3 +367,14 @@ def test_a_produced_panel_pair_with_a_member_that_cannot_be_configured(
     assert better.members[2].model == "nosuch:x" and better.members[2].candidate_output == "BETTER one"
     assert better.members[2].baseline == Baseline("plain one", "case file")
     assert better.candidate_output == "BETTER one" and better.baseline == Baseline("plain one", "case file")
+
+
+def test_a_produced_pair_whose_judge_fails_counts_as_an_error_on_the_status_line(tmp_path: Path) -> None:
+    task = TaskLog()
+    body = "cases:\n  - {id: c0, source_narrative: broken one, baseline_output: plain}\n"
+    cases = Project(tmp_path).pairs("P", body, task.built())
+    host = service(tmp_path, Judge(broken=("broken",)))
+    found = results(host, cases)
+    assert host.scheduler is not None and host.scheduler.progress.errors == 1
+    host.close()
+    assert found["c0"].failure is not None and found["c0"].model == "function:fake-judge"
