@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import threading
-import time
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -297,20 +296,23 @@ def test_the_task_sees_the_cases_fields(tmp_path: Path) -> None:
 def test_tasks_run_within_the_task_concurrency(tmp_path: Path) -> None:
     lock = threading.Lock()
     running = [0, 0]  # now, most at once
+    together = threading.Event()  # two tasks ran at once
 
     def count(case: TaskInput) -> str:
         with lock:
             running[0] += 1
             running[1] = max(running)
-        time.sleep(0.05)
+            if running[0] > 1:
+                together.set()
+        together.wait(0.5)  # long enough for another task to start, when it may
         with lock:
             running[0] -= 1
         return "ok"
 
-    body = "cases:\n" + "".join(f"  - {{id: c{i}, source_narrative: n{i}}}\n" for i in range(4))
+    body = "cases:\n" + "".join(f"  - {{id: c{i}, source_narrative: n{i}}}\n" for i in range(3))
     _run(tmp_path, count, body, task_concurrency=1)
     assert running[1] == 1
-    _run(tmp_path, count, body, task_concurrency=4, task_cache="off")
+    _run(tmp_path, count, body, task_concurrency=3, task_cache="off")
     assert running[1] > 1
 
 
