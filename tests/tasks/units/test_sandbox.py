@@ -4,6 +4,7 @@ below it."""
 
 from __future__ import annotations
 
+import random
 from typing import Any
 
 import jinja2
@@ -91,10 +92,8 @@ def test_padding_a_string_renders_as_python_does(source: str, text: str) -> None
 
 
 def test_expanding_tabs_is_counted_with_the_tab_size_given() -> None:
-    assert (
-        refused("{{ 'a\tb'.expandtabs(4000000) }}")
-        == "a value of 4,000,003 characters (the limit is 4,000,000)"
-    )
+    message = refused("{% set s = 'a\tb'.expandtabs(4000000) %}{{ s|length }}")
+    assert message == "a value of 4,000,003 characters (the limit is 4,000,000)"
     assert rendered("{{ 'a\tb'.expandtabs(4) }}") == "a   b"
 
 
@@ -128,6 +127,11 @@ def test_a_string_join_is_counted_with_its_separator() -> None:
 def test_a_string_join_of_a_generator_reads_it_once() -> None:
     assert rendered("{{ '-'.join(['a', 'b']|map('upper')) }}") == "A-B"
     assert rendered("{{ '-'.join(['a', 'b']|map('upper'), ) }}") == "A-B"
+
+
+def test_a_string_join_is_called_with_the_arguments_it_was_given() -> None:
+    with pytest.raises(TypeError, match="takes exactly one argument"):
+        rendered("{{ '-'.join(['a'], 'b') }}")
 
 
 def test_other_string_methods_are_called_as_they_are() -> None:
@@ -229,6 +233,38 @@ def test_str_format_renders_as_python_does() -> None:
     assert rendered("{{ '{:,} {name}'.format(1234, name='n') }}") == "1,234 n"
 
 
+# -- + and * ---------------------------------------------------------------------------------------
+
+
+def test_adding_strings_past_the_limit_is_refused_before_it_is_built() -> None:
+    message = refused("{% set s = a + b %}{{ s|length }}", a=HALF, b=HALF + "x")
+    assert message == "a value of 4,000,001 characters (the limit is 4,000,000)"
+    assert rendered("{{ a + b }}", a="x", b="y") == "xy"
+
+
+def test_adding_lists_is_counted_by_what_they_hold() -> None:
+    items = ["x" * 1000] * 2000  # 2,006,002 characters printed, though only 2,000 items
+    message = refused("{% set s = a + a %}{{ s|length }}", a=items)
+    assert message == "a value of 4,012,004 characters (the limit is 4,000,000)"
+    assert rendered("{{ (a + a)|length }}", a=items[:10]) == "20"
+
+
+def test_repeating_a_string_past_the_limit_is_refused_even_once() -> None:
+    big = HALF + HALF + "x"
+    assert refused("{% set s = big * 1 %}{{ s|length }}", big=big) == (
+        "a value of 4,000,001 characters (the limit is 4,000,000)"
+    )
+    assert refused("{% set s = 3 * big %}{{ s|length }}", big=HALF) == (
+        "a value of 6,000,000 characters (the limit is 4,000,000)"
+    )
+    assert rendered("{% set s = 2 * big %}{{ s|length }}", big=HALF) == "4000000"  # at the limit
+    assert rendered("{{ 'ab' * 3 }}|{{ 3 * [1] }}|{{ 'ab' * 0 }}") == "ababab|[1, 1, 1]|"
+
+
+def test_the_remainder_of_numbers_is_computed() -> None:
+    assert rendered("{{ 7 % 3 }} {{ n % 4 }}", n=10) == "1 2"
+
+
 # -- numbers ---------------------------------------------------------------------------------------
 
 
@@ -238,6 +274,13 @@ def test_a_power_of_up_to_ten_thousand_digits_is_computed_one_more_is_refused() 
         refused("{{ (base ** 16610) > 0 }}", base=2)
         == "a number of about 10,001 digits (the limit is 10,000)"
     )
+
+
+def test_a_large_number_to_the_first_power_is_checked_too() -> None:
+    assert (
+        refused("{{ (n ** 1) > 0 }}", n=2**40_000) == "a number of about 12,042 digits (the limit is 10,000)"
+    )
+    assert rendered("{{ n ** 0 }} {{ 2 ** 10 }}", n=2**40_000) == "1 1024"
 
 
 def test_a_product_of_large_numbers_is_checked_by_their_digits() -> None:
@@ -260,6 +303,13 @@ def test_a_percent_format_past_the_limit_is_refused_and_one_within_renders() -> 
 def test_lipsum_is_counted_by_paragraphs_times_words() -> None:
     message = refused("{{ lipsum(1000, max=400) }}")
     assert message == "a value of 4,800,000 characters (the limit is 4,000,000)"  # 1000 * 400 * 12
+
+
+def test_lipsum_by_default_is_five_html_paragraphs_of_twenty_to_ninety_nine_words() -> None:
+    random.seed(7)
+    assert rendered("{{ lipsum() }}").count("<p>") == 5
+    words = [len(p.split()) for p in rendered("{{ lipsum(1000, false) }}").split("\n\n")]
+    assert (len(words), min(words), max(words)) == (1000, 20, 99)
 
 
 def test_lipsum_passes_its_arguments_on() -> None:
