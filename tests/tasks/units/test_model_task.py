@@ -299,6 +299,7 @@ def test_with_an_output_schema_the_answer_is_structured() -> None:
     assert recorder.info is not None and not recorder.info.allow_text_output
     (tool,) = recorder.info.output_tools
     assert tool.parameters_json_schema["properties"] == {"answer": {"type": "string"}}
+    assert tool.parameters_json_schema["title"] == "answer"  # the model is told it writes the answer
     assert len(responses) == 1
 
 
