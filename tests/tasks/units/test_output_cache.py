@@ -5,6 +5,7 @@ failed write is reported, never raised."""
 from __future__ import annotations
 
 import sqlite3
+import time
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
@@ -85,13 +86,21 @@ def test_an_output_without_its_model_is_read_back_without_one(cache: OutputCache
 
 
 def test_the_row_keeps_the_task_the_case_and_when(cache: OutputCache, path: Path) -> None:
-    cache.put("k1", "task-fp", "B1", "c1", StoredOutput({"b": 1, "a": 2}, 3, 4, 0.25, {"model": "m", "z": 1}))
+    cache.put("k1", "task-fp", "B1", "c1", StoredOutput({"b": 1, "a": 2}, 3, 4, 0.25, {"z": 1, "model": "m"}))
     ((task, benchmark, case_id, output, created, answered),) = raw(
         path, "SELECT task, benchmark, case_id, output, created, answered_by FROM outputs WHERE key = 'k1'"
     )
     assert (task, benchmark, case_id) == ("task-fp", "B1", "c1")
     assert output == '{"a": 2, "b": 1}' and answered == '{"model": "m", "z": 1}'  # sorted keys
     assert created > 1_600_000_000  # the time it was kept
+
+
+def test_a_miss_is_no_damage(cache: OutputCache) -> None:
+    cache.put("k1", "t", "B1", "c1", StoredOutput("x", 1, 1, 0.1))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert cache.get("k2") is None
+    assert damage_warnings(caught) == []
 
 
 def test_a_second_put_under_the_same_key_replaces_the_first(cache: OutputCache) -> None:
@@ -275,29 +284,38 @@ def test_a_damaged_entry_warns_but_never_raises_where_warnings_are_errors(
         assert cache.get("k1") is None
 
 
-def test_a_write_that_fails_is_reported_not_raised(path: Path) -> None:
+def test_a_write_that_fails_is_reported_not_raised_after_the_busy_timeout(path: Path) -> None:
     cache = OutputCache(path, busy_timeout=0.0)
     holder = sqlite3.connect(path, isolation_level=None)
     holder.execute("BEGIN EXCLUSIVE")
+    started = time.monotonic()
     try:
         cache.put("k1", "t", "B1", "c1", StoredOutput("x", 1, 1, 0.1))
     finally:
+        waited = time.monotonic() - started
         holder.execute("ROLLBACK")
         holder.close()
     assert cache.write_errors == [f"{path}: output of B1::c1 not kept (database is locked)"]
+    assert waited < 2.5  # no busy wait: sqlite3's own default would wait five seconds
     cache.close()
 
 
-def test_a_cache_file_that_is_locked_when_it_is_opened_waits_for_the_busy_timeout(path: Path) -> None:
+@pytest.mark.parametrize("read_only", [False, True], ids=["writable", "read-only"])
+def test_a_cache_file_locked_when_it_is_opened_fails_after_the_busy_timeout(
+    path: Path, read_only: bool
+) -> None:
     OutputCache(path).close()
     holder = sqlite3.connect(path, isolation_level=None)
     holder.execute("BEGIN EXCLUSIVE")
+    started = time.monotonic()
     try:
         with pytest.raises(OutputCacheError, match=r"\(database is locked\)$"):
-            OutputCache(path, busy_timeout=0.0)
+            OutputCache(path, read_only=read_only, busy_timeout=0.0)
     finally:
+        waited = time.monotonic() - started
         holder.execute("ROLLBACK")
         holder.close()
+    assert waited < 2.5
 
 
 def test_the_cache_may_be_used_from_another_thread(cache: OutputCache) -> None:
@@ -310,3 +328,18 @@ def test_the_cache_may_be_used_from_another_thread(cache: OutputCache) -> None:
     thread.start()
     thread.join()
     assert cache.get("k1") == StoredOutput("from a thread", 1, 1, 0.1)
+
+
+def test_a_read_only_cache_may_be_read_from_another_thread(path: Path) -> None:
+    import threading
+
+    writer = OutputCache(path)
+    writer.put("k1", "t", "B1", "c1", StoredOutput("kept", 1, 1, 0.1))
+    writer.close()
+    cache = OutputCache(path, read_only=True)
+    found: list[StoredOutput | None] = []
+    thread = threading.Thread(target=lambda: found.append(cache.get("k1")))
+    thread.start()
+    thread.join()
+    cache.close()
+    assert found == [StoredOutput("kept", 1, 1, 0.1)]
