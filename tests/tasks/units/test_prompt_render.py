@@ -15,6 +15,7 @@ from pytest_llmjudge.tasks.few_shot import Example
 from pytest_llmjudge.tasks.prompt_template import (
     PromptTemplate,
     TemplateFieldError,
+    TemplateRenderError,
     load_prompt_template,
     output_text,
     render_messages,
@@ -135,3 +136,43 @@ def test_a_private_attribute_on_the_first_line_names_no_template_line(tmp_path: 
 def test_a_private_attribute_on_a_later_line_names_it(tmp_path: Path) -> None:
     found = error(tmp_path, "prompt:\n  template: |\n    a\n    {{ x.__class__ }}\n")
     assert "'__class__' (template line 2), which" in found.message
+
+
+# -- errors while rendering ------------------------------------------------------------------------
+
+
+def render_error(tmp_path: Path, content: str, fields: dict[str, object], *examples: Example) -> str:
+    template = load(
+        tmp_path, f"messages:\n  - role: system\n    content: hi\n  - role: user\n    content: '{content}'\n"
+    )
+    with pytest.raises(TemplateRenderError) as caught:
+        render_messages(template, fields, examples)
+    return str(caught.value)
+
+
+def test_an_operation_the_value_does_not_support_names_the_message_and_the_error(tmp_path: Path) -> None:
+    message = render_error(tmp_path, "{{ n + 1 }}", {"n": "seven"})
+    assert message == 'user message (line 5): TypeError: can only concatenate str (not "int") to str'
+
+
+def test_a_missing_key_of_a_few_shot_examples_field_names_the_example(tmp_path: Path) -> None:
+    example = Example("e3", {"inputs": {}}, "x")
+    message = render_error(tmp_path, "{{ inputs.agency }}", {"inputs": {"agency": "EMS"}}, example)
+    assert (
+        message == "user message (line 5) for few-shot example 'e3': 'dict object' has no attribute 'agency'"
+    )
+
+
+def test_a_macro_that_calls_itself_without_end_is_a_render_error(tmp_path: Path) -> None:
+    message = render_error(tmp_path, "{% macro f() %}{{ f() }}{% endmacro %}{{ f() }}", {})
+    assert message == "user message (line 5): a macro or loop recursed too deeply"
+
+
+def test_a_case_whose_own_inputs_hold_examples_keeps_them_without_few_shot(tmp_path: Path) -> None:
+    template = load(tmp_path, "prompt:\n  template: '{% for e in examples %}{{ e }};{% endfor %}'\n")
+    assert render_messages(template, {"examples": ["a", "b"]})[0].content == "a;b;"
+    shot = Example("e1", {"id": "e1"}, "out")
+    assert (
+        render_messages(template, {"examples": ["a"]}, [shot])[0].content == "{'id': 'e1', 'output': 'out'};"
+    )
+    assert render_messages(template, {})[0].content == ""
