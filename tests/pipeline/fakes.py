@@ -81,6 +81,9 @@ class Judge:
             self.calls.append(f"{a} | {b}")
             if any(word in a + b for word in self.broken):
                 raise RuntimeError("the judge broke")
+            if any(word in a + b for word in self.garbled):
+                usage = RequestUsage(input_tokens=self.tokens[0], output_tokens=self.tokens[1])
+                return ModelResponse(parts=[TextPart("no verdict here")], usage=usage)
             winner = "tie" if ("BETTER" in a) == ("BETTER" in b) else ("A" if "BETTER" in a else "B")
             if "flip" in a:  # alternates, call by call, for the output shown first
                 seen = self.flip[a] = self.flip.get(a, 0) + 1

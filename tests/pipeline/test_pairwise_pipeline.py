@@ -217,19 +217,20 @@ def test_each_panel_member_asks_both_orders_and_the_panel_votes(
 def test_a_panel_pair_with_too_few_members_answering_errors(
     tmp_path: Path, members: dict[str, Judge]
 ) -> None:
-    members["b"].broken = ("one",)
+    members["b"].garbled = ("one",)
     members["c"].broken = ("one",)
     cases = panel_pairs(Project(tmp_path), MIXED)
-    host = service(tmp_path)
+    host = service(tmp_path, attempts=1)
     found = results(host, cases)
     host.close()
     win = found["win"]
     assert win.outcome is None and win.consistent is None
     failure = win.failure
     assert failure is not None and failure.message.startswith("only 1 of 3 panel judges answered, 2 needed")
-    member_failure = win.members[1].failure
-    assert member_failure is not None and failure.kind == member_failure.kind
-    assert f"fake:b, fake:c: {member_failure}" in failure.message
+    garbled, broken = win.members[1].failure, win.members[2].failure
+    assert garbled is not None and broken is not None and garbled.kind != broken.kind
+    assert failure.kind == garbled.kind  # the first member's that failed
+    assert f"fake:b: {garbled}; fake:c: {broken}" in failure.message
     assert found["loss"].outcome == "loss" and found["loss"].failure is None
 
 
@@ -378,3 +379,15 @@ def test_a_produced_pair_whose_judge_fails_counts_as_an_error_on_the_status_line
     assert host.scheduler is not None and host.scheduler.progress.errors == 1
     host.close()
     assert found["c0"].failure is not None and found["c0"].model == "function:fake-judge"
+
+
+def test_a_panel_pair_member_in_the_middle_that_cannot_judge_leaves_the_others_judging(
+    tmp_path: Path, members: dict[str, Judge]
+) -> None:
+    cases = panel_pairs(Project(tmp_path), MIXED, panel="  panel: [fake:a, nosuch:x, fake:b]\n")
+    host = service(tmp_path)
+    found = results(host, cases)
+    host.close()
+    win = found["win"]
+    assert [m.model for m in win.members] == ["fake:a", "nosuch:x", "fake:b"]
+    assert win.outcome == "win" and len(members["b"].calls) == 6

@@ -83,6 +83,7 @@ def test_cached_verdicts_of_two_snapshots_are_settled_by_judging_one_again(tmp_p
     found = outcomes(host, Project(tmp_path).cases("A", THREE))
     host.close()
     assert len(judge.calls) == 3 + 2  # c0 judged again to learn the snapshot, then c1 (stale)
+    assert judge.calls[3:] == ['{"CANDIDATE_OUTPUT": "hello"}', '{"CANDIDATE_OUTPUT": "FAIL here"}']
     assert host.resolved[MODEL] == Answered("snap-B")
     assert found["c2"].cached and not found["c0"].cached and not found["c1"].cached
 
@@ -226,3 +227,24 @@ def test_an_unpriced_judge_under_a_usd_budget_stops_before_the_learning_call(tmp
         host.schedule(Project(tmp_path).cases("A", THREE))
     host.close()
     assert len(judge.calls) == 3
+
+
+def test_each_judge_model_learns_its_own_snapshot(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    own = Judge("b", snapshot="b-1")
+    fake_models(monkeypatch, {"b": own})
+    project = Project(tmp_path)
+    body = "judge: {model: 'fake:b'}\n" + TWO
+    plain = _first_run(tmp_path)  # A's cases, by the run-wide judge
+    first = service(tmp_path, plain)
+    outcomes(first, project.cases("B", body))
+    first.close()
+    own.snapshot = "b-2"
+    host = service(tmp_path, plain, rejudge_stale=True)
+    host.resolved[MODEL] = Answered("snap-A")  # the run-wide judge's is known already
+    cases = project.cases("A", TWO) + project.cases("B", body + "  - {id: c2, candidate_output: new}\n")
+    host.schedule(cases)
+    found = [host.outcome(c) for c in cases]
+    host.close()
+    assert host.resolved["fake:b"] == Answered("b-2")
+    assert len(own.calls) == 2 + 3 and len(plain.calls) == 2  # B's stale verdicts judged again
+    assert [o.cached for o in found] == [True, True, False, False, False]
