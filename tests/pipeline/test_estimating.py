@@ -227,9 +227,12 @@ def test_a_model_tasks_tokens_are_projected_from_its_price_settings_and_stored_a
         Decimal(2),
     )
     other = model_task_cases(project, "N", two)  # another benchmark: no answers stored yet
-    (plan,), _ = _plan(tmp_path, other, Judge())
+    (_, plan), _ = _plan(tmp_path, [*cases, *other], Judge())
     assert plan.task_tokens is not None and plan.task_tokens.output_history == ()
     assert plan.task_tokens.max_output_tokens is None
+    (plan,), _ = _plan(tmp_path, other, Judge(), task_cache="off")  # no output cache to read
+    assert plan.task_tokens is not None and plan.task_tokens.output_history == ()
+    assert plan.task_requests == ["[user]\nNarrative: alpha", "[user]\nNarrative: beta"]
 
 
 def test_a_code_cases_model_task_is_a_call_and_its_checks_ask_no_judge(

@@ -85,6 +85,7 @@ def test_a_task_that_raises_errors_its_case_and_the_others_are_judged(tmp_path: 
     assert failure is not None and failure.kind == "task-error"
     assert "app.produce:run@1 raised ValueError: the product broke" in failure.message
     assert found["c1"].attempts == 0 and found["c1"].verdict is None and found["c1"].model == ""
+    assert found["c1"].cached is False
     assert len(judge.calls) == 2 and passed(found["c0"]) is True
     again = service(tmp_path, judge)  # a failed task is never cached: it runs again
     outcomes(again, cases)
@@ -209,7 +210,7 @@ def test_a_judge_server_that_cannot_start_errors_each_produced_case(
     assert judge.calls == [] and len(task.calls) == 3 and starts
     for outcome in found.values():
         assert outcome.failure == JudgeFailure("judge-setup", "the local server did not start")
-        assert outcome.model == "function:fake-judge" and outcome.attempts == 0 and not outcome.cached
+        assert outcome.model == "function:fake-judge" and outcome.attempts == 0 and outcome.cached is False
 
 
 def test_ready_hands_back_the_cases_that_need_no_task_and_settles_the_rest(tmp_path: Path) -> None:
@@ -312,3 +313,18 @@ def test_a_manual_case_runs_no_task_and_asks_no_judge(tmp_path: Path) -> None:
     alone.schedule(cases)
     alone.close()
     assert task.calls == []
+
+
+def test_each_sample_of_a_produced_output_is_its_own_cache_entry(tmp_path: Path) -> None:
+    task = TaskLog(suffix=" flip")
+    body = "judge: {repeats: 2}\ncases:\n  - {id: c0, source_narrative: alpha}\n"
+    cases = Project(tmp_path).cases("T", body, task.built())
+    judge = Judge()
+    host = service(tmp_path, judge, task_cache="off")
+    first = [passed(s) for s in outcomes(host, cases)["c0"].samples]
+    host.close()
+    assert sorted(first, key=str) == [False, True]
+    again = service(tmp_path, judge, task_cache="off")  # the task runs again: judge_now settles
+    rerun = [passed(s) for s in outcomes(again, cases)["c0"].samples]
+    again.close()
+    assert len(judge.calls) == 2 and len(task.calls) == 2 and rerun == first

@@ -54,6 +54,8 @@ def test_a_model_tasks_output_carries_its_usage_price_and_who_answered(
     assert (produced.input_tokens, produced.output_tokens) == (7, 3)
     assert produced.cost == Decimal(7 * 1 + 3 * 2) / 1_000_000
     assert produced.answered == Answered("task") and produced.saved is None
+    task = cases[0].task
+    assert task is not None and produced.fingerprint == task.task.fingerprint
     assert '{"CANDIDATE_OUTPUT": "said alpha"}' in judge.calls
     assert all(passed(o) is True for o in found.values())
     again = service(tmp_path, judge, price=("fake:task=1/2",))
