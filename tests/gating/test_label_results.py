@@ -55,7 +55,7 @@ def test_two_results_files_compared_case_by_case() -> None:
     )
     after_cases = [case(str(i), "pass", "fail") for i in range(8)] + [case("8", "pass", "pass")]
     after_cases += [case("9", "fail", "fail"), case("new", "fail", "fail")]  # 9: relabelled
-    after = results(("B1", after_cases), ("NEW", [case("y", "pass", "pass")]))
+    after = results(("NEW", [case("y", "pass", "pass")]), ("B1", after_cases))
     (comparison,) = compare_label_results(before, after, margin=0.05, alpha=0.05)
     assert comparison.benchmark == "B1"
     assert comparison.n_paired == 9 and comparison.unpaired == 3  # 9, gone, new
