@@ -203,7 +203,9 @@ def test_a_prompt_file_outside_the_root_is_refused_unless_allowed(tmp_path: Path
     root.mkdir()
     (tmp_path / "outside.yaml").write_text(PROMPT)
     bench = benchmark(root, MODEL_TASK.replace("prompts/extract.yaml", "../outside.yaml"))
-    assert "task.prompt_file: '../outside.yaml' is outside the repository root" in error(root, bench)
+    assert error(root, bench).startswith(
+        "benchmarks/M1.yaml:5:1: task.prompt_file: '../outside.yaml' is outside the repository root"
+    )
     built = build(root, bench, TaskOptions(allow_outside_root=True))
     assert isinstance(built.task, ModelTask) and built.task.template.display == "../outside.yaml"
 
@@ -261,7 +263,10 @@ def test_a_schema_that_is_not_utf8_is_an_error(tmp_path: Path) -> None:
 
 def test_a_missing_schema_file_is_an_error_naming_it(tmp_path: Path) -> None:
     bench = benchmark(tmp_path, MODEL_TASK + "  output_schema: schemas/nothing.json\n")
-    assert "task.output_schema: output schema 'schemas/nothing.json'" in error(tmp_path, bench)
+    message = error(tmp_path, bench)
+    assert message.startswith(
+        "benchmarks/M1.yaml:5:1: task.output_schema: output schema 'schemas/nothing.json'"
+    )
 
 
 # -- few-shot examples -----------------------------------------------------------------------------
@@ -272,6 +277,7 @@ def test_few_shot_examples_come_from_the_benchmarks_labelled_cases(tmp_path: Pat
     task = build(tmp_path, bench).task
     assert isinstance(task, ModelTask) and task.few_shot is not None and task.few_shot.shots == 1
     assert [example.id for example in task.pool] == ["shown"]
+    assert task.pool[0].fields["benchmark"] == "M1"  # an example shows its benchmark as the case does
     assert task_requests(bench, build(tmp_path, bench))["task request asked"] == (
         "[system]\nYou extract medications.\n\n"
         "[user]\nNarrative: Pt given aspirin\n\n"
@@ -303,7 +309,9 @@ def test_an_examples_file_outside_the_root_is_refused_unless_allowed(tmp_path: P
     (tmp_path / "shots.jsonl").write_text('{"id": "ex", "source_narrative": "x", "ground_truth": "y"}\n')
     bench = benchmark(root, MODEL_TASK + "  few_shot: {n_shots: 1, examples_file: ../shots.jsonl}\n")
     message = error(root, bench)
-    assert "task.few_shot.examples_file: '../shots.jsonl' is outside the repository root" in message
+    assert message.startswith(
+        "benchmarks/M1.yaml:5:1: task.few_shot.examples_file: '../shots.jsonl' is outside the repository root"
+    )
     task = build(root, bench, TaskOptions(allow_outside_root=True)).task
     assert isinstance(task, ModelTask) and [example.id for example in task.pool] == ["ex"]
 

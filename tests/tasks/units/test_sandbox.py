@@ -328,6 +328,18 @@ def test_range_up_to_the_step_limit_is_allowed() -> None:
     assert refused("{{ range(200001)|length }}") == "range of 200,001 numbers (the limit is 200,000)"
 
 
+def test_each_loop_iteration_is_one_step_of_the_budget() -> None:
+    source = "{% for i in items %}{% endfor %}ok"
+    assert rendered(source, items=[0] * 200_000) == "ok"
+    assert refused(source, items=[0] * 200_001) == "more than 200,000 loop iterations and calls in one render"
+
+
+def test_a_call_costs_five_steps() -> None:
+    source = "{% for i in range(n) %}{% endfor %}ok"
+    assert rendered(source, n=199_995) == "ok"  # 5 for the call, 199,995 for the loop
+    assert refused(source, n=199_996) == "more than 200,000 loop iterations and calls in one render"
+
+
 def test_the_rendered_text_past_the_limit_is_refused() -> None:
     message = refused("{{ half }}{{ half }}{{ 'x' }}", half=HALF)
     assert message == "the rendered text is over 4,000,000 characters"
