@@ -176,3 +176,31 @@ def test_a_case_whose_own_inputs_hold_examples_keeps_them_without_few_shot(tmp_p
         render_messages(template, {"examples": ["a"]}, [shot])[0].content == "{'id': 'e1', 'output': 'out'};"
     )
     assert render_messages(template, {})[0].content == ""
+
+
+def test_an_operation_a_few_shot_examples_value_does_not_support_names_the_example(tmp_path: Path) -> None:
+    example = Example("e4", {"n": "seven"}, "x")
+    message = render_error(tmp_path, "{{ n + 1 }}", {"n": 1}, example)
+    assert message == (
+        "user message (line 5) for few-shot example 'e4': "
+        'TypeError: can only concatenate str (not "int") to str'
+    )
+
+
+def test_a_macro_without_end_for_a_few_shot_example_names_the_example(tmp_path: Path) -> None:
+    example = Example("e5", {"deep": True}, "x")
+    source = "{% macro f(k) %}{% if k %}{{ f(k) }}{% endif %}{% endmacro %}{{ f(deep) }}"
+    message = render_error(tmp_path, source, {"deep": False}, example)
+    assert message == "user message (line 5) for few-shot example 'e5': a macro or loop recursed too deeply"
+
+
+def test_variables_given_three_times_are_an_error_at_the_second(tmp_path: Path) -> None:
+    found = error(
+        tmp_path,
+        "template_variables: [a]\nprompt:\n  template: '{{ a }}'\n"
+        "  template_variables: [a]\n  input_variables: [a]\n",
+    )
+    assert str(found) == (
+        "t.yaml:4:3: prompt.template_variables: given as 'template_variables' as well\n"
+        "  hint: keep one of 'template_variables' and 'prompt.template_variables'"
+    )
