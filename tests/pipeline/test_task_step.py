@@ -56,6 +56,7 @@ def test_a_model_tasks_output_carries_its_usage_price_and_who_answered(
     assert produced.answered == Answered("task") and produced.saved is None
     task = cases[0].task
     assert task is not None and produced.fingerprint == task.task.fingerprint
+    assert produced.cached_input_tokens == 0 and produced.latency is not None and produced.latency < 60
     assert '{"CANDIDATE_OUTPUT": "said alpha"}' in judge.calls
     assert all(passed(o) is True for o in found.values())
     again = service(tmp_path, judge, price=("fake:task=1/2",))
@@ -353,3 +354,27 @@ def test_a_produced_output_as_a_record() -> None:
 def test_a_python_task_runs_under_a_token_budget_which_sees_no_call_of_it(tmp_path: Path) -> None:
     run = _run(tmp_path, lambda case: "ok", budget_tokens=1_000_000)
     assert passed(run["outcomes"]["c0"]) is True and run["produced"]["c0"].output == "ok"
+
+
+def test_a_task_call_settles_what_it_used_so_the_next_one_fits_the_token_budget(
+    tmp_path: Path, task_model: TaskModel
+) -> None:
+    code = "evaluator_type: code\nchecks:\n  - {type: contains, value: said}\n"  # no judge call
+    two = "  - {id: c0, source_narrative: alpha}\n  - {id: c1, source_narrative: gamma}\n"
+    cases = model_task_cases(Project(tmp_path), "M", two, task_extra=code)
+    probe = service(tmp_path, budget_tokens=1_000_000)
+    step = probe.tasks.step
+    projected = []
+    for case in cases:
+        assert case.task is not None
+        budget = step.budget(step.plan(case.task, "M", case.case))
+        assert budget is not None
+        projected.append(budget.tokens)
+    probe.close()
+    used = sum(task_model.tokens)  # 10 tokens a call
+    limit = used + max(projected)  # room for one projection after one call's actual use
+    assert sum(projected) > limit  # not for two projections
+    host = service(tmp_path, budget_tokens=limit, task_concurrency=1)
+    found = outcomes(host, cases)
+    host.close()
+    assert len(task_model.calls) == 2 and all(passed(o) is True for o in found.values())
