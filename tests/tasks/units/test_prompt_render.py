@@ -204,3 +204,9 @@ def test_variables_given_three_times_are_an_error_at_the_second(tmp_path: Path) 
         "t.yaml:4:3: prompt.template_variables: given as 'template_variables' as well\n"
         "  hint: keep one of 'template_variables' and 'prompt.template_variables'"
     )
+
+
+def test_a_conversation_without_a_user_message_says_what_to_add(tmp_path: Path) -> None:
+    found = error(tmp_path, "messages:\n  - {role: system, content: hi}\n")
+    assert found.message == "no message has role 'user'"
+    assert found.hint == "add '- {role: user, content: ...}' with the case's fields"
