@@ -291,7 +291,12 @@ class TaskModel:
         if "boom" in text:
             raise RuntimeError("the task model broke")
         usage = RequestUsage(input_tokens=self.tokens[0], output_tokens=self.tokens[1])
-        return ModelResponse(parts=[TextPart("said " + text.removeprefix("Narrative: "))], usage=usage)
+        said = "said " + text.removeprefix("Narrative: ")
+        if info.output_tools:  # the task's output schema: a structured answer
+            return ModelResponse(
+                parts=[ToolCallPart(info.output_tools[0].name, {"answer": said})], usage=usage
+            )
+        return ModelResponse(parts=[TextPart(said)], usage=usage)
 
     async def answer(self, messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
         return self(messages, info)

@@ -378,3 +378,20 @@ def test_a_task_call_settles_what_it_used_so_the_next_one_fits_the_token_budget(
     found = outcomes(host, cases)
     host.close()
     assert len(task_model.calls) == 2 and all(passed(o) is True for o in found.values())
+
+
+def test_a_model_task_with_an_output_schema_produces_a_structured_output(
+    tmp_path: Path, task_model: TaskModel
+) -> None:
+    project = Project(tmp_path)
+    schema = '{"type": "object", "properties": {"answer": {"type": "string"}}, "required": ["answer"]}'
+    project.write("schemas/answer.json", schema)
+    extra = "  output_schema: schemas/answer.json\n"
+    cases = model_task_cases(project, "M", "  - {id: c0, source_narrative: alpha}\n", task_extra=extra)
+    judge = Judge()
+    host = service(tmp_path, judge)
+    outcomes(host, cases)
+    produced = host.tasks.produced[cases[0].nodeid]
+    host.close()
+    assert produced.output == {"answer": "said alpha"}
+    assert judge.calls == ['{"CANDIDATE_OUTPUT": {"answer": "said alpha"}}']
