@@ -210,3 +210,31 @@ def test_a_conversation_without_a_user_message_says_what_to_add(tmp_path: Path) 
     found = error(tmp_path, "messages:\n  - {role: system, content: hi}\n")
     assert found.message == "no message has role 'user'"
     assert found.hint == "add '- {role: user, content: ...}' with the case's fields"
+
+
+# -- where the linter points -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "template_key", "variables_key"),
+    [
+        ("messages:\n  - {role: user, content: x}\n", ("messages",), ("template_variables",)),
+        (
+            "prompt:\n  messages:\n    - {role: user, content: x}\n",
+            ("prompt", "messages"),
+            ("prompt", "template_variables"),
+        ),
+        ("prompt:\n  template: x\n", ("prompt", "template"), ("prompt", "template_variables")),
+        (
+            "prompt:\n  template: x\n  input_variables: []\n",
+            ("prompt", "template"),
+            ("prompt", "input_variables"),
+        ),
+        ("prompt:\n  template: x\ntemplate_variables: []\n", ("prompt", "template"), ("template_variables",)),
+    ],
+)
+def test_the_template_knows_where_its_templates_and_variables_are(
+    tmp_path: Path, text: str, template_key: tuple[str, ...], variables_key: tuple[str, ...]
+) -> None:
+    template = load(tmp_path, text)
+    assert (template.template_key, template.variables_key) == (template_key, variables_key)
