@@ -54,6 +54,8 @@ def test_each_case_is_asked_in_both_orders_and_identical_or_unpaired_ones_are_no
     assert found["alone"].unpaired and found["alone"].orders == ()
     win = found["win"]
     assert [o.order for o in win.orders] == ["candidate_first", "baseline_first"]
+    assert [o.request.order for o in win.orders] == ["candidate_first", "baseline_first"]
+    assert win.candidate_output == "BETTER one" and win.baseline == Baseline("plain one", "case file")
     assert win.consistent is True and win.failure is None and win.model == "function:fake-judge"
     assert [len(o.samples) for o in win.orders] == [1, 1]
 
@@ -110,6 +112,7 @@ def test_an_xdist_worker_settles_a_pair_without_a_judge_as_its_setup_error(tmp_p
     host.close()
     failure = found["win"].failure
     assert failure is not None and failure.kind == "judge-setup" and found["win"].outcome is None
+    assert found["win"].baseline == Baseline("plain one", "case file")
     assert "need a judge model" in failure.message
 
 
@@ -390,4 +393,6 @@ def test_a_panel_pair_member_in_the_middle_that_cannot_judge_leaves_the_others_j
     host.close()
     win = found["win"]
     assert [m.model for m in win.members] == ["fake:a", "nosuch:x", "fake:b"]
+    assert win.members[1].candidate_output == "BETTER one"
+    assert win.members[1].baseline == Baseline("plain one", "case file")
     assert win.outcome == "win" and len(members["b"].calls) == 6

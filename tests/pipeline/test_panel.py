@@ -116,6 +116,7 @@ def test_a_member_that_cannot_be_configured_is_its_error_and_the_others_judge(
     assert passed(good) is True
     assert [m.model for m in good.members] == ["fake:a", "nosuch:x", "fake:b"]
     failure = good.members[1].failure
+    assert good.members[1].attempts == 0
     assert failure is not None and failure.kind == "judge-setup"
     assert "benchmarks/P.yaml" in failure.message and "panel judge nosuch:x" in failure.message
 
@@ -342,7 +343,7 @@ def test_a_judge_server_that_cannot_start_is_each_members_error(
     outcome = found["c0"]
     assert outcome.failure is not None and "the local server did not start" in outcome.failure.message
     assert [m.model for m in outcome.members] == ["fake:a", "fake:b", "fake:c"]
-    assert all(m.attempts == 0 and not m.cached for m in outcome.members)
+    assert all(m.attempts == 0 and m.cached is False for m in outcome.members)
     assert all(members[n].calls == [] for n in "abc")
 
 
