@@ -238,3 +238,36 @@ def test_the_template_knows_where_its_templates_and_variables_are(
 ) -> None:
     template = load(tmp_path, text)
     assert (template.template_key, template.variables_key) == (template_key, variables_key)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "metadata: {}\nprompt:\n  template_variables: [a]\n",
+            "t.yaml:2:1: prompt.template: required field is missing\n"
+            "  hint: write 'template: ...' (one user message) or 'messages: [...]' under 'prompt:'",
+        ),
+        (
+            "prompt:\n  template: x\n  messages:\n    - {role: user, content: y}\n",
+            "t.yaml:3:3: prompt.messages: 'prompt:' has either 'template:' or 'messages:', not both\n"
+            "  hint: keep one of the two",
+        ),
+        (
+            "prompt:\n  template: '{{ x }'\n",
+            "t.yaml:2:3: prompt.template: invalid template: unexpected '}'\n"
+            "  hint: check the {{ }} and {% %} tags",
+        ),
+        (
+            "prompt:\n  template: '{{ x.__class__ }}'\n",
+            "t.yaml:2:3: prompt.template: the template reads the private attribute '__class__', which a "
+            "sandboxed template may not\n"
+            "  hint: use only the case's fields and their values; templates cannot reach Python internals",
+        ),
+    ],
+    ids=["no-template-under-prompt", "template-and-messages", "syntax", "private-attribute"],
+)
+def test_a_template_that_cannot_load_says_where_why_and_what_to_do(
+    tmp_path: Path, text: str, expected: str
+) -> None:
+    assert str(error(tmp_path, text)) == expected

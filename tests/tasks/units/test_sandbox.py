@@ -350,8 +350,8 @@ def test_the_rendered_text_past_the_limit_is_refused() -> None:
 
 
 def test_the_private_attributes_a_template_names_are_found_with_their_lines() -> None:
-    source = "{{ x.__class__ }}\n{{ x['__globals__'] }}\n{{ x|attr('__init__') }}\n{{ x.name }} {{ x['a'] }}"
-    assert unsafe_names(source) == [("__class__", 1), ("__globals__", 2), ("__init__", 3)]
+    source = "{{ x.__mro__ }}\n{{ x['__globals__'] }}\n{{ x|attr('__class__') }}\n{{ x.name }} {{ x['a'] }}"
+    assert unsafe_names(source) == [("__mro__", 1), ("__globals__", 2), ("__class__", 3)]  # by line
     assert unsafe_names("{{ x|attr(name) }} {{ x[0] }} {{ x|attr() }}") == []
 
 
