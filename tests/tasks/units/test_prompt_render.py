@@ -264,8 +264,19 @@ def test_the_template_knows_where_its_templates_and_variables_are(
             "sandboxed template may not\n"
             "  hint: use only the case's fields and their values; templates cannot reach Python internals",
         ),
+        (
+            "prompt:\n  template: x\nmessages:\n  - {role: user, content: y}\n",
+            "t.yaml:3:1: messages: a prompt-template file has either 'prompt:' or 'messages:', not both\n"
+            "  hint: keep one of the two",
+        ),
     ],
-    ids=["no-template-under-prompt", "template-and-messages", "syntax", "private-attribute"],
+    ids=[
+        "no-template-under-prompt",
+        "template-and-messages",
+        "syntax",
+        "private-attribute",
+        "prompt-and-messages",
+    ],
 )
 def test_a_template_that_cannot_load_says_where_why_and_what_to_do(
     tmp_path: Path, text: str, expected: str
