@@ -182,14 +182,15 @@ def test_drift_of_a_benchmark_the_baseline_lacks_pairs_nothing() -> None:
                     {"id": "a", "result": "pass", "calibration": False},
                     {"id": "b", "result": "pass", "calibration": False},
                     {"id": "c", "result": "fail", "calibration": False},
+                    {"id": "d", "result": "pass", "calibration": False},
                 ],
             }
         ]
     }
-    rejudged = {"B1": {"a": True, "b": False, "c": True}, "NEW": {"x": True}}
+    rejudged = {"B1": {"a": True, "b": False, "c": True, "d": True}, "NEW": {"x": True}}
     first, second = drift_of(baseline, rejudged, {})
     assert first == JudgeDrift(
-        "B1", 3, 1, 1, mcnemar_exact_p(1, 1), "openai:j answered as j-1 and openai:j answered as j-2", ""
+        "B1", 4, 1, 1, mcnemar_exact_p(1, 1), "openai:j answered as j-1 and openai:j answered as j-2", ""
     )
     assert second == JudgeDrift("NEW", 0, 0, 0, mcnemar_exact_p(0, 0), "", "")
 
@@ -202,11 +203,16 @@ def test_judges_given_as_answers_are_counted_most_first_then_by_name() -> None:
             ("a:j", "b-1", "fp"),
             ("a:j", "b-1", None),
             ("z:j", "a-1", "fp"),
+            ("a:j", "b-1", "fp"),
+            ("z:j", "a-1", None),
+            ("a:j", "b-1", "fp-2"),
         ]
     ) == (
         SeenJudge("a:j", "b-1", None, 2),
+        SeenJudge("a:j", "b-1", "fp", 2),
         SeenJudge("z:j", "a-1", "fp", 2),
-        SeenJudge("a:j", "b-1", "fp", 1),
+        SeenJudge("a:j", "b-1", "fp-2", 1),
+        SeenJudge("z:j", "a-1", None, 1),
     )
 
 
