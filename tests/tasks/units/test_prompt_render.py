@@ -269,6 +269,16 @@ def test_the_template_knows_where_its_templates_and_variables_are(
             "t.yaml:3:1: messages: a prompt-template file has either 'prompt:' or 'messages:', not both\n"
             "  hint: keep one of the two",
         ),
+        (
+            "metadata: {}\nprompt:\n  template: x\n  metadata: {}\n",
+            "t.yaml:4:3: prompt.metadata: given as 'metadata' as well\n"
+            "  hint: keep one of 'metadata' and 'prompt.metadata'",
+        ),
+        (
+            "custom_data: {}\nprompt:\n  template: x\n  custom_data: {}\n",
+            "t.yaml:4:3: prompt.custom_data: given as 'custom_data' as well\n"
+            "  hint: keep one of 'custom_data' and 'prompt.custom_data'",
+        ),
     ],
     ids=[
         "no-template-under-prompt",
@@ -276,6 +286,8 @@ def test_the_template_knows_where_its_templates_and_variables_are(
         "syntax",
         "private-attribute",
         "prompt-and-messages",
+        "metadata-twice",
+        "custom-data-twice",
     ],
 )
 def test_a_template_that_cannot_load_says_where_why_and_what_to_do(
