@@ -340,6 +340,11 @@ def test_a_call_costs_five_steps() -> None:
     assert refused(source, n=199_996) == "more than 200,000 loop iterations and calls in one render"
 
 
+def test_a_printed_value_past_the_limit_is_refused_before_it_is_printed() -> None:
+    items = ["x" * 1000] * 4000  # 4,012,002 characters when printed
+    assert refused("{{ items }}", items=items) == "a value of 4,012,002 characters (the limit is 4,000,000)"
+
+
 def test_the_rendered_text_past_the_limit_is_refused() -> None:
     message = refused("{{ half }}{{ half }}{{ 'x' }}", half=HALF)
     assert message == "the rendered text is over 4,000,000 characters"
