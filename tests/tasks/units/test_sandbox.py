@@ -341,8 +341,9 @@ def test_a_call_costs_five_steps() -> None:
 
 
 def test_a_printed_value_past_the_limit_is_refused_before_it_is_printed() -> None:
-    items = ["x" * 1000] * 4000  # 4,012,002 characters when printed
-    assert refused("{{ items }}", items=items) == "a value of 4,012,002 characters (the limit is 4,000,000)"
+    items = ["x" * 1000] * 4000  # about 4,012,002 characters when printed (counted until past the limit)
+    message = refused("{{ items }}", items=items)
+    assert message.startswith("a value of 4,0") and message.endswith(" characters (the limit is 4,000,000)")
 
 
 def test_the_rendered_text_past_the_limit_is_refused() -> None:
