@@ -20,6 +20,7 @@ from conftest import GOOD, Suite
 
 from pytest_llmjudge.execution.cache import VerdictCache
 from pytest_llmjudge.judging.verdict import Usage, Verdict
+from pytest_llmjudge.tasks.output_cache import OutputCache, StoredOutput
 
 NOBODY = 65534
 
@@ -131,3 +132,18 @@ def test_a_read_only_cache_from_before_request_keys_is_read(tmp_path: Path) -> N
     cache = VerdictCache(path, read_only=True)
     assert cache.get_unnamed(["any"]) == {}
     cache.close()
+
+
+def test_a_file_holding_only_produced_outputs_is_read_as_an_empty_verdict_cache(tmp_path: Path) -> None:
+    """A run whose cases were all code-checked keeps produced outputs but no verdict yet: replay,
+    the estimate and ``llmjudge cache stats`` read it, never write it, and find the outputs."""
+    path = tmp_path / "cache.sqlite"
+    outputs = OutputCache(path)
+    outputs.put("k1", "app.task:run", "T1", "c1", StoredOutput("Paris", 3, 1, 0.1, None))
+    outputs.close()
+    before = path.read_bytes()
+    cache = VerdictCache(path, read_only=True)
+    assert cache.get_many(["missing"]) == {} and cache.stats().entries == 0
+    cache.close()
+    assert path.read_bytes() == before
+    assert OutputCache(path, read_only=True).get("k1") is not None

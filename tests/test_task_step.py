@@ -265,3 +265,16 @@ def test_the_html_report_shows_each_output_and_where_it_came_from(suite: Suite) 
     assert '"produced":{"source":"task · app.produce:run@1 · ' in page
     assert '\\"echo\\": \\"alpha\\"' in page  # the output itself
     assert "Output judged (" in page  # the case detail's heading (drawn by the page's script)
+
+
+def test_outputs_kept_with_the_verdict_cache_off_are_replayed_and_estimated(suite: Suite) -> None:
+    """The cache file then holds produced outputs and no verdict: the estimate and a replay read
+    it as an empty verdict cache instead of refusing it as damaged."""
+    write_task_suite(suite)
+    assert suite.run("benchmarks", "--llmjudge-cache=off").ret == 0
+    estimate = suite.run("benchmarks", "--llmjudge-estimate")
+    assert "not a usable verdict cache" not in estimate.stdout.str() + estimate.stderr.str()
+    assert estimate.ret == 0, estimate.stdout.str()
+    replay = suite.run("benchmarks", "--llmjudge-cache=replay")
+    assert "not a usable verdict cache" not in replay.stdout.str() + replay.stderr.str()
+    assert task_calls(suite) == ["c0", "c1", "c2"]  # the first run only: the replay read its outputs

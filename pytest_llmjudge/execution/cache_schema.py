@@ -87,6 +87,15 @@ def has_request_keys(db: sqlite3.Connection) -> bool:
     return has_column(db, "request_key")
 
 
+def _no_verdicts_yet(db: sqlite3.Connection) -> None:
+    """A file holding only produced outputs (a run whose cases were all code-checked, or one with
+    the verdict cache off) has no verdict tables yet: read it as an empty verdict cache, with
+    empty tables of this connection's own (``TEMP``), never written to the file."""
+    tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    if tables and not tables & set(_COLUMNS):
+        db.executescript(_SCHEMA.replace("CREATE TABLE IF NOT EXISTS", "CREATE TEMP TABLE"))
+
+
 def connect_read_only(path: Path, busy_timeout: float) -> sqlite3.Connection:
     """A connection that never writes to ``path`` or its folder, checked like ``prepare`` checks.
 
@@ -108,6 +117,7 @@ def connect_read_only(path: Path, busy_timeout: float) -> sqlite3.Connection:
             ) from None
         db = sqlite3.connect(f"{uri}&immutable=1", uri=True, isolation_level=None, check_same_thread=False)
     try:
+        _no_verdicts_yet(db)
         _check_integrity(db, path, read_only=True)
         row = db.execute("SELECT value FROM meta WHERE name = 'format'").fetchone()
         if row is not None and row[0] != str(CACHE_FORMAT):
