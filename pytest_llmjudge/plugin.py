@@ -68,6 +68,9 @@ _HELP = {
     "case is judged by every member and the panel votes",
     "panel_rule": "how a panel's verdicts become one: majority (an even split is uncertain and fails), "
     "unanimous or any (a benchmark's judge.panel_rule wins)",
+    "judge_process": "on: a judge served at a base URL (--llmjudge-base-url, judge.base_url, a model "
+    "task's) is called from a process of its own, so its HTTP work does not wait for the run's "
+    "(and the run's for it); off: from the pytest process",
     "batch_wait": "how long a --llmjudge-batch=on or collect run waits for its batches: seconds, or "
     "with s, m, h or d; the cases still pending then are ERRORs, their batches kept",
 }
@@ -210,6 +213,7 @@ def pytest_configure(config: pytest.Config) -> None:
     host = setup.open_run(config, settings)
     setup.start_cost_control(config, settings, host)  # before the workers: an estimate turns xdist off
     setup.share_with_workers(config, settings, host)
+    setup.start_judge_process(config, settings, host)
     setup.add_lint_items(config)
 
 

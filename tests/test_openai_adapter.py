@@ -120,6 +120,7 @@ def test_a_run_prepares_its_request_once_and_starts_no_thread_per_request(bare_s
             "--llmjudge-model=openai:fake-judge",
             f"--llmjudge-base-url={fake.url}/v1",
             "--llmjudge-concurrency=8",
+            "--llmjudge-judge-process=off",  # the calls made in this process, where the conftest counts
         )
         calls = len(fake.completions)
     result.assert_outcomes(passed=41)

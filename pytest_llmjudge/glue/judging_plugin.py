@@ -12,6 +12,7 @@ import pytest
 from .selection import is_worker, queued_on_worker, selection_is_final
 
 if TYPE_CHECKING:
+    from ..models.judge_process import JudgeProcess
     from ..pipeline.service import JudgingService
     from ..reporting.status_line import StatusLine
     from .progress_plugin import ProgressPlugin
@@ -22,6 +23,7 @@ class JudgingPlugin:
     def __init__(self, run: Run) -> None:
         self.run = run
         self._service: JudgingService | None = None
+        self._judge_process: JudgeProcess | None = None  # started before collection, see below
         self._early: bool | None = None  # judge calls start as benchmarks are collected
 
     @property
@@ -41,8 +43,15 @@ class JudgingPlugin:
                 combine=partial(combine_outcomes, settings=self.run.settings),
                 combine_panel=partial(combine_panel, settings=self.run.settings),
                 setup_errors_per_case=is_worker(config),
+                judge_process=self._judge_process,
             )
         return self._service
+
+    def start_judge_process(self) -> None:
+        """Start the judge process now: it imports the HTTP stack while this process collects."""
+        from ..models.judge_process import JudgeProcess
+
+        self._judge_process = JudgeProcess()
 
     def start_early(self, items: list[pytest.Item]) -> None:
         """A benchmark's items exist: when nothing can deselect them, their judge calls start now,
@@ -105,7 +114,9 @@ class JudgingPlugin:
 
     def close(self) -> None:
         if self._service is not None:
-            self._service.close()
+            self._service.close()  # closes the judge process too
+        elif self._judge_process is not None:
+            self._judge_process.close()
 
     # -- hooks ------------------------------------------------------------------------------
 

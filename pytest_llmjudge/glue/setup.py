@@ -62,6 +62,18 @@ def start_cost_control(config: pytest.Config, settings: RunSettings, host: Host)
     start_cost(config, settings, host)
 
 
+def start_judge_process(config: pytest.Config, settings: RunSettings, host: Host) -> None:
+    """A run judged by a model at ``--llmjudge-base-url`` starts its judge process before collecting
+    (an xdist controller judges nothing; each worker starts its own; an estimate calls nothing)."""
+    from ..models.judges import process_wanted
+
+    if not process_wanted(settings) or is_controller(config) or config.option.collectonly:
+        return
+    if config.getoption("llmjudge_estimate", None):
+        return
+    host.judging.start_judge_process()
+
+
 def is_controller(config: pytest.Config) -> bool:
     """An xdist controller: ``-n`` given, and this process is not one of its workers."""
     return bool(config.getoption("numprocesses", None)) and not is_worker(config)

@@ -19,7 +19,7 @@ from pydantic_ai.exceptions import (
     UsageLimitExceeded,
 )
 
-from .failure import JudgeFailure
+from .failure import CarriedFailure, JudgeFailure
 from .response_cap import UnreadableResponse
 
 
@@ -42,11 +42,12 @@ def _refused(exc: BaseException) -> tuple[bool, str]:
     return refused, url
 
 
-def _unreadable(exc: BaseException) -> UnreadableResponse | None:
+def _carried(exc: BaseException) -> UnreadableResponse | CarriedFailure | None:
+    """The exception in ``exc``'s chain that carries the failure the call ends with, if any."""
     seen: set[int] = set()
     current: BaseException | None = exc
     while current is not None and id(current) not in seen:
-        if isinstance(current, UnreadableResponse):
+        if isinstance(current, UnreadableResponse | CarriedFailure):
             return current
         seen.add(id(current))
         current = current.__cause__ or current.__context__
@@ -74,8 +75,9 @@ def classify(exc: BaseException) -> JudgeFailure:
     """Map a judge-call exception to a ``JudgeFailure`` saying whether a retry can help."""
     if isinstance(exc, JudgeFailure):
         return exc
-    if (unreadable := _unreadable(exc)) is not None:  # over the response cap, maybe wrapped by the SDK
-        return unreadable.failure
+    # over the response cap (maybe wrapped by the SDK), or classified by the judge process
+    if (carried := _carried(exc)) is not None:
+        return carried.failure
     retry_after = getattr(exc, "retry_after", None)
     if isinstance(exc, ModelHTTPError):
         status = exc.status_code

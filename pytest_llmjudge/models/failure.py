@@ -25,3 +25,12 @@ class JudgeFailure(Exception):
 
     def __str__(self) -> str:
         return f"{self.kind}: {self.message}"
+
+
+class CarriedFailure(Exception):
+    """A ``JudgeFailure`` on its way through code that sets ``__traceback__`` on what it raises
+    (pydantic-ai's agent run, asyncio), which a frozen dataclass refuses; ``classify`` unwraps it."""
+
+    def __init__(self, failure: JudgeFailure) -> None:
+        super().__init__(str(failure))
+        self.failure = failure

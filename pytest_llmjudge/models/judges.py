@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from ..local.server import LocalServer
     from ..suite.files import Benchmark
     from .config import JudgeConfig
+    from .judge_process import JudgeProcess
 
 # Seconds before a submitted batch is first checked (then 1.5 times longer each check, up to 10 min).
 BATCH_POLL_VARIABLE = "LLMJUDGE_BATCH_POLL"
@@ -84,6 +85,21 @@ class Judges:
     _task_models: dict[tuple[str, str | None], Any] = field(default_factory=dict)
     # one start at a time: a case whose task produced its output starts the server from a thread
     _starting: threading.Lock = field(default_factory=threading.Lock)
+    process: JudgeProcess | None = None  # sends the judge calls of models served at a base URL
+
+    def judge_process(self) -> JudgeProcess:
+        """The run's judge process (``judge_process``), started the first time a model needs it."""
+        from .judge_process import JudgeProcess
+
+        with self._starting:
+            if self.process is None:
+                self.process = JudgeProcess()
+        return self.process
+
+    def _process_for(self, batch: str) -> Callable[[], JudgeProcess] | None:
+        """Where a model's requests are sent from: the judge process, unless the run turned it off
+        or batches them (a batch is submitted by the model object itself)."""
+        return self.judge_process if self.settings.judge_process == "on" and batch == "off" else None
 
     def config(self, benchmark: Benchmark) -> JudgeConfig:
         """The judge for ``benchmark``; raises LookupError when no model is configured anywhere
@@ -115,6 +131,7 @@ class Judges:
                         choice.base_url,
                         send_key=send_key,
                         max_response_bytes=self.settings.max_response_bytes,
+                        process=self._process_for(choice.batch),
                     )
             else:
                 model = build_model(value)
@@ -244,7 +261,10 @@ class Judges:
                 allowed = (self.settings.base_url or "", self.settings.task_base_url or "")
                 send_key = base_url is None or key_allowed(base_url, allowed)
                 limit = self.settings.max_response_bytes
-                model = build_model(value, base_url, send_key=send_key, max_response_bytes=limit)
+                process = self._process_for(self.settings.batch)
+                model = build_model(
+                    value, base_url, send_key=send_key, max_response_bytes=limit, process=process
+                )
                 if self.settings.batch != "off" and self.settings.task_cache != "replay":
                     model = self._batched_task(model, f"task {judge_label(value, base_url)}")
             self._task_models[key] = model
@@ -270,6 +290,22 @@ class Judges:
         for server in self._local_servers.values():
             server.stop()
         self._local_servers.clear()
+        if self.process is not None:
+            self.process.close()
+            self.process = None
+
+
+def process_wanted(settings: RunSettings) -> bool:
+    """Whether the run's own judge (``--llmjudge-model`` at ``--llmjudge-base-url``) will send its
+    calls from the judge process: then the process is worth starting before collection."""
+    model = settings.model or ""
+    return (
+        settings.judge_process == "on"
+        and bool(model and settings.base_url)
+        and model.split(":", 1)[0] != "local"
+        and settings.cache != "replay"
+        and settings.batch == "off"
+    )
 
 
 def base_url_of(model: Any) -> str | None:

@@ -7,13 +7,15 @@ import hashlib
 import os
 import re
 import urllib.parse
+from collections.abc import Callable
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic_ai import models
 from pydantic_ai.messages import ModelMessage, ModelResponse
 from pydantic_ai.models.function import AgentInfo, FunctionModel
+from pydantic_ai.profiles import ModelProfile
 from pydantic_ai.settings import ModelSettings
 
 from ..local.model_file import PACKAGED_MODEL_NAME, LocalServerError
@@ -22,7 +24,11 @@ from .failure import JudgeFailure
 from .identity import with_fingerprint
 from .openai_adapter import prepare_once, settle_platform
 from .redact import clean_url, redact
+from .remote_model import ModelSpec
 from .response_cap import DEFAULT_MAX_RESPONSE_BYTES
+
+if TYPE_CHECKING:
+    from .judge_process import JudgeProcess
 
 
 class ModelConfigError(Exception):
@@ -108,6 +114,7 @@ def build_model(
     *,
     send_key: bool = True,
     max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
+    process: Callable[[], JudgeProcess] | None = None,
 ) -> models.Model:
     """A pydantic-ai model from a model string (``openai:…``, ``anthropic:…``, …) or object.
 
@@ -115,12 +122,17 @@ def build_model(
     llama.cpp): ``openai:NAME`` or plain ``NAME`` both work; the API key goes there only with
     ``send_key`` (a placeholder otherwise). Responses of more than ``max_response_bytes`` end
     the call, for every provider whose client takes an HTTP client (the OpenAI-compatible ones).
+    With ``process`` (the run's judge process, started on first use) a model served at
+    ``base_url`` sends its requests from that process (``judge_process``).
     """
     if isinstance(value, models.Model):
         return value
     if base_url:
         name = value.split(":", 1)[1] if value.startswith("openai:") else value
         key = os.environ.get("LLMJUDGE_API_KEY") or os.environ.get("OPENAI_API_KEY")
+        if process is not None:
+            spec = ModelSpec(base_url, name, key if send_key else None, max_response_bytes)
+            return process().model(spec, compatible_profile())
         return openai_compatible_model(
             base_url, name, api_key=key if send_key else None, max_response_bytes=max_response_bytes
         )
@@ -211,9 +223,29 @@ def openai_compatible_model(
     (decoded) ends the call as a ``response-too-large`` error.
     """
     from pydantic_ai.models.openai import OpenAIChatModel
+    from pydantic_ai.providers.openai import OpenAIProvider
+
+    from .response_cap import capped_client
+
+    profile = compatible_profile(native_json, max_string_length)
+    # one request per attempt: the run's retries are the only retry layer
+    from openai import AsyncOpenAI
+
+    client = AsyncOpenAI(
+        base_url=base_url,
+        api_key=api_key or "no-key-needed",
+        max_retries=0,
+        http_client=capped_client(max_response_bytes),
+    )
+    provider = OpenAIProvider(openai_client=client)
+    chat = OpenAIChatModel(model_name, provider=provider, profile=profile, settings=settings)
+    return _ready(with_fingerprint(chat))
+
+
+def compatible_profile(native_json: bool = True, max_string_length: int | None = 600) -> ModelProfile:
+    """The profile of a judge served by an OpenAI-compatible server (see ``openai_compatible_model``)."""
     from pydantic_ai.profiles import InlineDefsJsonSchemaTransformer, JsonSchemaTransformer
     from pydantic_ai.profiles.openai import OpenAIModelProfile
-    from pydantic_ai.providers.openai import OpenAIProvider
 
     transformer: type[JsonSchemaTransformer] = InlineDefsJsonSchemaTransformer
     if max_string_length is not None:
@@ -226,27 +258,13 @@ def openai_compatible_model(
                 return schema
 
         transformer = CappedStrings
-    profile = OpenAIModelProfile(
+    return OpenAIModelProfile(
         supports_json_schema_output=native_json,
         supports_json_object_output=True,
         default_structured_output_mode="native" if native_json else "prompted",
         json_schema_transformer=transformer,
         openai_supports_strict_tool_definition=False,
     )
-    from openai import AsyncOpenAI
-
-    from .response_cap import capped_client
-
-    # one request per attempt: the run's retries are the only retry layer
-    client = AsyncOpenAI(
-        base_url=base_url,
-        api_key=api_key or "no-key-needed",
-        max_retries=0,
-        http_client=capped_client(max_response_bytes),
-    )
-    provider = OpenAIProvider(openai_client=client)
-    chat = OpenAIChatModel(model_name, provider=provider, profile=profile, settings=settings)
-    return _ready(with_fingerprint(chat))
 
 
 def _ready(model: models.Model) -> models.Model:

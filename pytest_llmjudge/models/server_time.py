@@ -62,3 +62,14 @@ def note_response(headers: Mapping[str, str]) -> None:
         found.unknown = True
         return
     found.seconds += milliseconds / 1000
+
+
+def note_seconds(seconds: float, responses: int, unknown: bool) -> None:
+    """Add what another process's ``ServerTime`` noted for a request (the judge process) to the
+    call in progress, if one is being timed."""
+    found = _CALL.get()
+    if found is None:
+        return
+    found.seconds += seconds
+    found.responses += responses
+    found.unknown = found.unknown or unknown

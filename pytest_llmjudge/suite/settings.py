@@ -65,6 +65,8 @@ class RunSettings:
     # one judge per gate: cached verdicts of another resolved snapshot are judged again
     rejudge_stale: bool = False
     rejudge_baseline: bool = False  # the baseline's stored outputs judged again by this run's judge
+    # judges served at a base URL are called from a process of their own (models/judge_process.py)
+    judge_process: str = "on"
 
 
 # How a setting given as text is read; each also comes from LLMJUDGE_<NAME> and llmjudge_<name>.
@@ -113,12 +115,14 @@ _CONVERTERS: dict[str, Callable[[str], Any]] = {
     "batch_wait": lambda text: _duration(text),
     "rejudge_stale": lambda text: _boolean(text),
     "rejudge_baseline": lambda text: _boolean(text),
+    "judge_process": str,
 }
 # Limits an empty option value would silently lift (``--llmjudge-budget=`` from an unset CI
 # variable): what to give instead.
 _NEVER_EMPTY = {"budget": "a number of US dollars", "budget_tokens": "a number of tokens"}
 FAIL_ON = ("regression", "worse")
 TASK_CACHE_MODES = ("on", "off", "replay")
+JUDGE_PROCESS_MODES = ("on", "off")
 BATCH_MODES = ("off", "on", "submit", "collect")
 BATCH_CONCURRENCY = 50_000  # a batched run's calls in flight: every one (OpenAI's batch holds 50,000)
 _DURATION_UNITS = {"s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
@@ -202,6 +206,8 @@ def _invalid(name: str, value: Any) -> str | None:
         return f"{value!r} is not one of {', '.join(PROMPT_STYLES)}"
     if name == "task_cache" and value not in TASK_CACHE_MODES:
         return f"{value!r} is not one of {', '.join(TASK_CACHE_MODES)}"
+    if name == "judge_process" and value not in JUDGE_PROCESS_MODES:
+        return f"{value!r} is not one of {', '.join(JUDGE_PROCESS_MODES)}"
     if name == "task" and not re.match(IMPORT_PATH, value):
         return f"{value!r} is not an import path 'package.module:function'"
     if name in {"concurrency", "attempts", "max_tokens", "task_concurrency", "max_response_bytes"} and (
