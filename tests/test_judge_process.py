@@ -84,7 +84,9 @@ def test_judge_calls_are_sent_from_a_process_of_their_own_that_ends_with_the_run
     assert len(fake.completions) == 4
     found = seen(bare_suite)
     assert found["openai"] is False  # the HTTP stack lives in the judge process only
-    (child,) = found["children"]  # type: ignore[misc]
+    children = found["children"]
+    assert isinstance(children, list)
+    (child,) = children
     with pytest.raises(ProcessLookupError):
         os.kill(child, 0)  # gone with the run
 

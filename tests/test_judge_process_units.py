@@ -1,0 +1,255 @@
+"""The judge process's two ends, in this process: the run's side (``JudgeProcess`` and its
+``RemoteModel``) against a real judge process, and the judge process's side (``Worker``) driven
+message by message, both against the fake OpenAI-compatible server."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+from collections.abc import Iterator
+from typing import Any
+
+import pydantic_ai.models
+import pytest
+from fake_openai import FakeOpenAI, serve
+from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, TextPart, UserPromptPart
+from pydantic_ai.models import ModelRequestParameters
+
+from pytest_llmjudge.models.classify import classify
+from pytest_llmjudge.models.failure import CarriedFailure
+from pytest_llmjudge.models.judge_process import JudgeProcess, read_frame, write_frame
+from pytest_llmjudge.models.judge_worker import Worker
+from pytest_llmjudge.models.models import build_model, compatible_profile
+from pytest_llmjudge.models.remote_model import ModelSpec, RemoteModel
+from pytest_llmjudge.models.server_time import timed_call
+
+PARAMS = ModelRequestParameters(output_mode="text", allow_text_output=True)
+MESSAGES: list[ModelMessage] = [ModelRequest(parts=[UserPromptPart("judge this")])]
+
+
+@pytest.fixture
+def fake(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeOpenAI]:
+    monkeypatch.setattr(pydantic_ai.models, "ALLOW_MODEL_REQUESTS", True)  # the fake server only
+    with serve(model="fake-judge-2024-07-18", system_fingerprint="fp_a") as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def process() -> Iterator[JudgeProcess]:
+    started = JudgeProcess()
+    yield started
+    started.close()
+
+
+def remote(process: JudgeProcess, fake: FakeOpenAI, key: str | None = "sk-test") -> RemoteModel:
+    return process.model(ModelSpec(f"{fake.url}/v1", "fake-judge", key, 100_000), compatible_profile())
+
+
+def ask(model: RemoteModel, settings: Any = None, params: ModelRequestParameters = PARAMS) -> ModelResponse:
+    async def go() -> ModelResponse:
+        return await model.request(MESSAGES, settings, params)
+
+    return asyncio.run(go())
+
+
+def test_a_request_is_answered_by_the_judge_process_as_the_server_answered(
+    process: JudgeProcess, fake: FakeOpenAI
+) -> None:
+    fake.headers = {"openai-processing-ms": "120"}
+    model = remote(process, fake)
+    assert (model.model_name, model.system, model.base_url) == ("fake-judge", "openai", f"{fake.url}/v1/")
+
+    async def go() -> tuple[ModelResponse, float | None]:
+        with timed_call() as server:
+            response = await model.request(MESSAGES, {"temperature": 0.25}, PARAMS)
+        return response, server.known
+
+    response, server_seconds = asyncio.run(go())
+    assert response.parts == [TextPart('{"reason": "fine", "pass": true}')]
+    assert response.model_name == "fake-judge-2024-07-18"
+    assert response.provider_details == {"system_fingerprint": "fp_a", "finish_reason": "stop"}
+    assert (response.usage.input_tokens, response.usage.output_tokens) == (3, 2)
+    assert server_seconds == pytest.approx(0.12)
+    (sent,) = fake.completions
+    assert sent.auth == "Bearer sk-test"
+    assert sent.body["model"] == "fake-judge"
+    assert sent.body["temperature"] == 0.25
+    assert sent.body["messages"] == [{"role": "user", "content": "judge this"}]
+
+
+def test_without_a_key_the_judge_process_sends_a_placeholder(process: JudgeProcess, fake: FakeOpenAI) -> None:
+    ask(remote(process, fake, key=None))
+    assert [r.auth for r in fake.completions] == ["Bearer no-key-needed"]
+
+
+def test_settings_changed_after_they_were_sent_are_sent_again(
+    process: JudgeProcess, fake: FakeOpenAI
+) -> None:
+    model = remote(process, fake)
+    settings: dict[str, Any] = {"temperature": 0.1}
+    ask(model, settings)
+    ask(model, settings)
+    settings["temperature"] = 0.7
+    ask(model, settings)
+    assert [r.body["temperature"] for r in fake.completions] == [0.1, 0.1, 0.7]
+
+
+def test_many_settings_objects_are_all_sent_as_given(process: JudgeProcess, fake: FakeOpenAI) -> None:
+    model = remote(process, fake)
+    temperatures = [round(0.01 * i, 2) for i in range(70)]  # more than the shared table holds
+    kept = [{"temperature": t} for t in temperatures]
+    for settings in kept:
+        ask(model, settings)
+    ask(model, kept[0])
+    assert [r.body["temperature"] for r in fake.completions] == [*temperatures, 0.0]
+
+
+def test_a_failed_request_is_the_failure_it_classifies_as(process: JudgeProcess, fake: FakeOpenAI) -> None:
+    fake.status, fake.error = 429, {"message": "slow down"}
+    fake.headers = {"Retry-After": "7"}
+    with pytest.raises(CarriedFailure) as raised:
+        ask(remote(process, fake))
+    failure = classify(raised.value)
+    assert (failure.kind, failure.transient, failure.retry_after) == ("rate-limited", True, 7.0)
+    assert failure.message.endswith("slow down")
+    fake.status, fake.headers = 200, {}
+    assert ask(remote(process, fake)).parts  # the process answers on
+
+
+def test_a_cancelled_request_leaves_the_process_answering_the_next(
+    process: JudgeProcess, fake: FakeOpenAI
+) -> None:
+    model = remote(process, fake)
+    fake.delay = 1.0
+
+    async def go() -> None:
+        await asyncio.wait_for(model.request(MESSAGES, None, PARAMS), 0.2)
+
+    with pytest.raises(TimeoutError):
+        asyncio.run(go())
+    fake.delay = 0.0
+    assert ask(model).parts == [TextPart('{"reason": "fine", "pass": true}')]
+
+
+def test_a_closed_or_dead_process_ends_every_call(fake: FakeOpenAI) -> None:
+    process = JudgeProcess()
+    model = remote(process, fake)
+    fake.delay = 2.0
+
+    async def in_flight() -> None:
+        call = asyncio.ensure_future(model.request(MESSAGES, None, PARAMS))
+        await asyncio.sleep(0.5)
+        process._process.kill()
+        await call
+
+    with pytest.raises(CarriedFailure) as raised:
+        asyncio.run(in_flight())
+    failure = classify(raised.value)
+    assert (failure.kind, failure.transient) == ("judge-process", False)
+    assert failure.message.startswith("the judge process ended (exit status -9)")
+    with pytest.raises(CarriedFailure, match="the judge process ended"):
+        ask(model)  # and every later call, at once
+    process.close()
+    with pytest.raises(CarriedFailure, match="judge-process: the judge process ended"):
+        ask(model)
+
+
+def test_after_close_a_call_ends_at_once(fake: FakeOpenAI) -> None:
+    process = JudgeProcess()
+    model = remote(process, fake)
+    process.close()
+    with pytest.raises(CarriedFailure, match="judge-process: the run is over"):
+        ask(model)
+    assert fake.completions == []
+
+
+def test_build_model_sends_from_the_process_only_when_given_one(fake: FakeOpenAI) -> None:
+    started: list[JudgeProcess] = []
+
+    def start() -> JudgeProcess:
+        started.append(JudgeProcess())
+        return started[-1]
+
+    try:
+        model = build_model("openai:fake-judge", f"{fake.url}/v1", process=start)
+        assert isinstance(model, RemoteModel) and len(started) == 1
+        assert ask(model).model_name == "fake-judge-2024-07-18"
+        assert not isinstance(build_model("fake-judge", f"{fake.url}/v1"), RemoteModel)
+        hosted = build_model("test")  # another provider's model string: this process calls it
+        assert not isinstance(hosted, RemoteModel) and len(started) == 1
+    finally:
+        for one in started:
+            one.close()
+
+
+# -- the judge process's side, message by message ---------------------------------------------
+
+
+def handled(messages: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
+    """What a Worker answers to ``messages``, once every request it started has ended."""
+    answers = io.BytesIO()
+
+    async def go() -> bool:
+        worker = Worker(answers)
+        going = True
+        for message in messages:
+            going = worker.handle(message)
+        while worker._calls:
+            await asyncio.sleep(0.01)
+        return going
+
+    going = asyncio.run(go())
+    answers.seek(0)
+    found = []
+    while (frame := read_frame(answers)) is not None:
+        found.append(frame)
+    return [*found, ("going", going)]
+
+
+def test_the_worker_answers_each_request_with_its_number_and_the_server_time(fake: FakeOpenAI) -> None:
+    fake.headers = {"openai-processing-ms": "40"}
+    spec = ModelSpec(f"{fake.url}/v1", "fake-judge", None, 100_000)
+    answers = handled(
+        [("model", 1, spec), ("share", 2, {"temperature": 0.5}), ("share", 3, PARAMS),
+         ("request", 7, 1, MESSAGES, 2, 3)]
+    )  # fmt: skip
+    (kind, call, response, server), going = answers
+    assert (kind, call, going) == ("answered", 7, ("going", True))
+    assert response.parts == [TextPart('{"reason": "fine", "pass": true}')]
+    assert server == (pytest.approx(0.04), 1, False)
+    assert fake.completions[0].body["temperature"] == 0.5
+
+
+def test_the_worker_answers_a_failure_with_its_fields(fake: FakeOpenAI) -> None:
+    fake.status, fake.error = 503, {"message": "overloaded"}
+    spec = ModelSpec(f"{fake.url}/v1", "fake-judge", None, 100_000)
+    answers = handled(
+        [("model", 1, spec), ("share", 2, None), ("share", 3, PARAMS), ("request", 4, 1, MESSAGES, 2, 3)]
+    )
+    (kind, call, fields, server), _ = answers
+    assert (kind, call) == ("failed", 4)
+    assert fields[0] == "http-503" and fields[2] is True and fields[1].endswith("overloaded")
+    assert server == (0.0, 1, True)  # a response came, and did not say its time
+
+
+def test_the_worker_cancels_forgets_and_stops_when_told(fake: FakeOpenAI) -> None:
+    fake.delay = 1.0
+    spec = ModelSpec(f"{fake.url}/v1", "fake-judge", None, 100_000)
+    answers = handled(
+        [("model", 1, spec), ("share", 2, None), ("share", 3, PARAMS), ("request", 4, 1, MESSAGES, 2, 3),
+         ("cancel", 4), ("forget", 0), ("stop", 0)]
+    )  # fmt: skip
+    assert answers == [("going", False)]  # the cancelled request never answers
+    with pytest.raises(KeyError):
+        handled([("model", 1, spec), ("share", 2, None), ("forget", 0), ("request", 4, 1, MESSAGES, 2, 2)])
+
+
+def test_frames_round_trip_and_a_cut_frame_is_the_end() -> None:
+    stream = io.BytesIO()
+    write_frame(stream, ("share", 1, {"a": [1, 2]}))
+    write_frame(stream, ("stop", 0))
+    data = stream.getvalue()
+    assert read_frame(io.BytesIO(data)) == ("share", 1, {"a": [1, 2]})
+    assert read_frame(io.BytesIO(data[:3])) is None
+    assert read_frame(io.BytesIO(data[:10])) is None
+    assert read_frame(io.BytesIO(b"")) is None
