@@ -65,6 +65,8 @@ def start_cost_control(config: pytest.Config, settings: RunSettings, host: Host)
 def start_judge_process(config: pytest.Config, settings: RunSettings, host: Host) -> None:
     """A run judged by a model at ``--llmjudge-base-url`` starts its judge process before collecting
     (an xdist controller judges nothing; each worker starts its own; an estimate calls nothing)."""
+    if settings.judge_process != "on" or not settings.base_url:
+        return  # (nothing imported: most runs)
     from ..models.judges import process_wanted
 
     if not process_wanted(settings) or is_controller(config) or config.option.collectonly:
