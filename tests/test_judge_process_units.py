@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import io
+import sys
 from collections.abc import Iterator
 from typing import Any
 
@@ -15,6 +16,7 @@ from fake_openai import FakeOpenAI, serve
 from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, TextPart, UserPromptPart
 from pydantic_ai.models import ModelRequestParameters
 
+from pytest_llmjudge.models import judge_process
 from pytest_llmjudge.models.classify import classify
 from pytest_llmjudge.models.failure import CarriedFailure
 from pytest_llmjudge.models.judge_process import JudgeProcess, read_frame, write_frame
@@ -146,12 +148,28 @@ def test_a_closed_or_dead_process_ends_every_call(fake: FakeOpenAI) -> None:
         asyncio.run(in_flight())
     failure = classify(raised.value)
     assert (failure.kind, failure.transient) == ("judge-process", False)
-    assert failure.message.startswith("the judge process ended (exit status -9)")
+    assert failure.message == "the judge process ended (exit status -9)"  # it said nothing
     with pytest.raises(CarriedFailure, match="the judge process ended"):
         ask(model)  # and every later call, at once
     process.close()
     with pytest.raises(CarriedFailure, match="judge-process: the judge process ended"):
         ask(model)
+
+
+def test_a_judge_process_that_cannot_start_names_why(
+    fake: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(judge_process, "WORKER_MODULE", "pytest_llmjudge.models.no_such_worker")
+    process = JudgeProcess()
+    try:
+        with pytest.raises(CarriedFailure) as raised:
+            ask(remote(process, fake))
+    finally:
+        process.close()
+    failure = classify(raised.value)
+    assert failure.kind == "judge-process"
+    why = f"{sys.executable}: No module named pytest_llmjudge.models.no_such_worker"
+    assert failure.message == f"the judge process ended (exit status 1): {why}"
 
 
 def test_after_close_a_call_ends_at_once(fake: FakeOpenAI) -> None:
@@ -194,8 +212,9 @@ def handled(messages: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
         going = True
         for message in messages:
             going = worker.handle(message)
-        while worker._calls:
-            await asyncio.sleep(0.01)
+        mine = asyncio.current_task()
+        while [t for t in asyncio.all_tasks() if t is not mine and not t.done()]:
+            await asyncio.sleep(0.01)  # every request the worker started has answered or ended
         return going
 
     going = asyncio.run(go())
@@ -220,6 +239,21 @@ def test_the_worker_answers_each_request_with_its_number_and_the_server_time(fak
     assert fake.completions[0].body["temperature"] == 0.5
 
 
+def test_the_worker_builds_its_judge_with_the_key_and_the_response_cap_it_is_given(
+    fake: FakeOpenAI,
+) -> None:
+    request = ("request", 4, 1, MESSAGES, 2, 3)
+    shared = [("share", 2, None), ("share", 3, PARAMS)]
+    answers = handled(
+        [("model", 1, ModelSpec(f"{fake.url}/v1", "fake-judge", "sk-w", 100_000)), *shared, request]
+    )
+    assert answers[0][0] == "answered" and fake.completions[0].auth == "Bearer sk-w"
+    capped = ModelSpec(f"{fake.url}/v1", "fake-judge", None, 50)
+    answers = handled([("model", 1, capped), *shared, request])
+    (kind, _, fields, _), _ = answers
+    assert (kind, fields[0]) == ("failed", "response-too-large")
+
+
 def test_the_worker_answers_a_failure_with_its_fields(fake: FakeOpenAI) -> None:
     fake.status, fake.error = 503, {"message": "overloaded"}
     spec = ModelSpec(f"{fake.url}/v1", "fake-judge", None, 100_000)
@@ -232,14 +266,18 @@ def test_the_worker_answers_a_failure_with_its_fields(fake: FakeOpenAI) -> None:
     assert server == (0.0, 1, True)  # a response came, and did not say its time
 
 
-def test_the_worker_cancels_forgets_and_stops_when_told(fake: FakeOpenAI) -> None:
+def test_the_worker_cancels_forgets_and_stops_when_told(
+    fake: FakeOpenAI, caplog: pytest.LogCaptureFixture
+) -> None:
     fake.delay = 1.0
     spec = ModelSpec(f"{fake.url}/v1", "fake-judge", None, 100_000)
     answers = handled(
         [("model", 1, spec), ("share", 2, None), ("share", 3, PARAMS), ("request", 4, 1, MESSAGES, 2, 3),
-         ("cancel", 4), ("forget", 0), ("stop", 0)]
+         ("cancel", 4), ("cancel", 4), ("cancel", 99), ("forget", 0), ("stop", 0)]
     )  # fmt: skip
     assert answers == [("going", False)]  # the cancelled request never answers
+    # a cancel that comes too late (the call ended) is nothing, here or in the loop's callbacks
+    assert not [r for r in caplog.records if r.levelname == "ERROR"], caplog.text
     with pytest.raises(KeyError):
         handled([("model", 1, spec), ("share", 2, None), ("forget", 0), ("request", 4, 1, MESSAGES, 2, 2)])
 

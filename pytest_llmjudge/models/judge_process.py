@@ -26,7 +26,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
-import os
 import pickle
 import struct
 import subprocess
@@ -85,8 +84,7 @@ class JudgeProcess:
             [sys.executable, "-m", WORKER_MODULE],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
-            stderr=self._stderr,
-            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+            stderr=self._stderr,  # line-buffered in the child: its last line is there when it ends
         )
         assert self._process.stdin is not None and self._process.stdout is not None
         self._input = self._process.stdin
