@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import io
 import sys
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -25,6 +26,7 @@ from pytest_llmjudge.models.models import build_model, compatible_profile
 from pytest_llmjudge.models.remote_model import ModelSpec, RemoteModel
 from pytest_llmjudge.models.server_time import timed_call
 
+ANSWER_WITHIN = 10.0  # seconds: the fake server answers at once, the judge process in well under that
 PARAMS = ModelRequestParameters(output_mode="text", allow_text_output=True)
 MESSAGES: list[ModelMessage] = [ModelRequest(parts=[UserPromptPart("judge this")])]
 
@@ -48,8 +50,8 @@ def remote(process: JudgeProcess, fake: FakeOpenAI, key: str | None = "sk-test")
 
 
 def ask(model: RemoteModel, settings: Any = None, params: ModelRequestParameters = PARAMS) -> ModelResponse:
-    async def go() -> ModelResponse:
-        return await model.request(MESSAGES, settings, params)
+    async def go() -> ModelResponse:  # an answer never delivered fails here, not hangs
+        return await asyncio.wait_for(model.request(MESSAGES, settings, params), ANSWER_WITHIN)
 
     return asyncio.run(go())
 
@@ -63,7 +65,9 @@ def test_a_request_is_answered_by_the_judge_process_as_the_server_answered(
 
     async def go() -> tuple[ModelResponse, float | None]:
         with timed_call() as server:
-            response = await model.request(MESSAGES, {"temperature": 0.25}, PARAMS)
+            response = await asyncio.wait_for(
+                model.request(MESSAGES, {"temperature": 0.25}, PARAMS), ANSWER_WITHIN
+            )
         return response, server.known
 
     response, server_seconds = asyncio.run(go())
@@ -142,7 +146,7 @@ def test_a_closed_or_dead_process_ends_every_call(fake: FakeOpenAI) -> None:
         call = asyncio.ensure_future(model.request(MESSAGES, None, PARAMS))
         await asyncio.sleep(0.5)
         process._process.kill()
-        await call
+        await asyncio.wait_for(call, ANSWER_WITHIN)
 
     with pytest.raises(CarriedFailure) as raised:
         asyncio.run(in_flight())
@@ -213,7 +217,9 @@ def handled(messages: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
         for message in messages:
             going = worker.handle(message)
         mine = asyncio.current_task()
+        deadline = time.monotonic() + ANSWER_WITHIN
         while [t for t in asyncio.all_tasks() if t is not mine and not t.done()]:
+            assert time.monotonic() < deadline, "a request the worker started never ended"
             await asyncio.sleep(0.01)  # every request the worker started has answered or ended
         return going
 
