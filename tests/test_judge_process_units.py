@@ -83,6 +83,29 @@ def test_a_request_is_answered_by_the_judge_process_as_the_server_answered(
     assert sent.body["messages"] == [{"role": "user", "content": "judge this"}]
 
 
+def test_concurrent_requests_each_get_their_own_answer(process: JudgeProcess, fake: FakeOpenAI) -> None:
+    model = remote(process, fake)
+    fake.delay = 0.2
+    fake.answer = lambda body: {"reason": f"t={body['temperature']}", "pass": True}
+
+    async def go() -> list[ModelResponse]:
+        calls = [model.request(MESSAGES, {"temperature": t / 10}, PARAMS) for t in range(6)]
+        return await asyncio.wait_for(asyncio.gather(*calls), ANSWER_WITHIN)
+
+    answers = asyncio.run(go())
+    assert [a.parts[0].content for a in answers] == [  # type: ignore[union-attr]
+        f'{{"reason": "t={t / 10}", "pass": true}}' for t in range(6)
+    ]
+    assert fake.peak > 1  # they were in flight together
+
+
+def test_the_judge_on_this_side_has_the_profile_of_the_served_model(
+    process: JudgeProcess, fake: FakeOpenAI
+) -> None:
+    profile = remote(process, fake).profile
+    assert profile["supports_json_schema_output"] and profile["default_structured_output_mode"] == "native"
+
+
 def test_without_a_key_the_judge_process_sends_a_placeholder(process: JudgeProcess, fake: FakeOpenAI) -> None:
     ask(remote(process, fake, key=None))
     assert [r.auth for r in fake.completions] == ["Bearer no-key-needed"]
