@@ -234,24 +234,22 @@ def handled(messages: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
     """What a Worker answers to ``messages``, once every request it started has ended."""
     answers = io.BytesIO()
 
-    async def go() -> bool:
+    async def go() -> None:
         worker = Worker(answers)
-        going = True
         for message in messages:
-            going = worker.handle(message)
+            worker.handle(message)
         mine = asyncio.current_task()
         deadline = time.monotonic() + ANSWER_WITHIN
         while [t for t in asyncio.all_tasks() if t is not mine and not t.done()]:
             assert time.monotonic() < deadline, "a request the worker started never ended"
             await asyncio.sleep(0.01)  # every request the worker started has answered or ended
-        return going
 
-    going = asyncio.run(go())
+    asyncio.run(go())
     answers.seek(0)
     found = []
     while (frame := read_frame(answers)) is not None:
         found.append(frame)
-    return [*found, ("going", going)]
+    return found
 
 
 def test_the_worker_answers_each_request_with_its_number_and_the_server_time(fake: FakeOpenAI) -> None:
@@ -261,8 +259,8 @@ def test_the_worker_answers_each_request_with_its_number_and_the_server_time(fak
         [("model", 1, spec), ("share", 2, {"temperature": 0.5}), ("share", 3, PARAMS),
          ("request", 7, 1, MESSAGES, 2, 3)]
     )  # fmt: skip
-    (kind, call, response, server), going = answers
-    assert (kind, call, going) == ("answered", 7, ("going", True))
+    ((kind, call, response, server),) = answers
+    assert (kind, call) == ("answered", 7)
     assert response.parts == [TextPart('{"reason": "fine", "pass": true}')]
     assert server == (pytest.approx(0.04), 1, False)
     assert fake.completions[0].body["temperature"] == 0.5
@@ -279,7 +277,7 @@ def test_the_worker_builds_its_judge_with_the_key_and_the_response_cap_it_is_giv
     assert answers[0][0] == "answered" and fake.completions[0].auth == "Bearer sk-w"
     capped = ModelSpec(f"{fake.url}/v1", "fake-judge", None, 50)
     answers = handled([("model", 1, capped), *shared, request])
-    (kind, _, fields, _), _ = answers
+    ((kind, _, fields, _),) = answers
     assert (kind, fields[0]) == ("failed", "response-too-large")
 
 
@@ -289,7 +287,7 @@ def test_the_worker_answers_a_failure_with_its_fields(fake: FakeOpenAI) -> None:
     answers = handled(
         [("model", 1, spec), ("share", 2, None), ("share", 3, PARAMS), ("request", 4, 1, MESSAGES, 2, 3)]
     )
-    (kind, call, fields, server), _ = answers
+    ((kind, call, fields, server),) = answers
     assert (kind, call) == ("failed", 4)
     assert fields[0] == "http-503" and fields[2] is True and fields[1].endswith("overloaded")
     assert server == (0.0, 1, True)  # a response came, and did not say its time
@@ -302,9 +300,9 @@ def test_the_worker_cancels_forgets_and_stops_when_told(
     spec = ModelSpec(f"{fake.url}/v1", "fake-judge", None, 100_000)
     answers = handled(
         [("model", 1, spec), ("share", 2, None), ("share", 3, PARAMS), ("request", 4, 1, MESSAGES, 2, 3),
-         ("cancel", 4), ("cancel", 4), ("cancel", 99), ("forget", 0), ("stop", 0)]
+         ("cancel", 4), ("cancel", 4), ("cancel", 99), ("forget", 0)]
     )  # fmt: skip
-    assert answers == [("going", False)]  # the cancelled request never answers
+    assert answers == []  # the cancelled request never answers
     # a cancel that comes too late (the call ended) is nothing, here or in the loop's callbacks
     assert not [r for r in caplog.records if r.levelname == "ERROR"], caplog.text
     with pytest.raises(KeyError):

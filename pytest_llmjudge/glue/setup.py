@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import pytest
 
-from ..suite.settings import RunSettings, resolve
+from ..suite.settings import RunSettings, process_wanted, resolve
 from .host import Host, start_run
 from .outputs import check_output_paths
 from .run_results import read_baseline, started
@@ -65,15 +65,9 @@ def start_cost_control(config: pytest.Config, settings: RunSettings, host: Host)
 def start_judge_process(config: pytest.Config, settings: RunSettings, host: Host) -> None:
     """A run judged by a model at ``--llmjudge-base-url`` starts its judge process before collecting
     (an xdist controller judges nothing; each worker starts its own; an estimate calls nothing)."""
-    if settings.judge_process != "on" or not settings.base_url:
-        return  # (nothing imported: most runs)
-    from ..models.judges import process_wanted
-
-    if not process_wanted(settings) or is_controller(config) or config.option.collectonly:
-        return
-    if config.getoption("llmjudge_estimate", None):
-        return
-    host.judging.start_judge_process()
+    estimate = config.getoption("llmjudge_estimate", None)
+    if process_wanted(settings) and not (is_controller(config) or config.option.collectonly or estimate):
+        host.judging.start_judge_process()
 
 
 def is_controller(config: pytest.Config) -> bool:

@@ -15,7 +15,9 @@ import sys
 from functools import partial
 from typing import IO, TYPE_CHECKING, Any
 
+from .classify import classify
 from .judge_process import read_frame, write_frame
+from .server_time import timed_call
 
 if TYPE_CHECKING:
     from .remote_model import ModelSpec
@@ -30,8 +32,8 @@ class Worker:
         self._calls: dict[int, asyncio.Task[None]] = {}
         self._shared: dict[int, Any] = {}  # settings and parameters, by the number the run gave them
 
-    def handle(self, message: tuple[Any, ...]) -> bool:
-        """Act on one message; False once told to stop."""
+    def handle(self, message: tuple[Any, ...]) -> None:
+        """Act on one message."""
         kind, key, *rest = message
         if kind == "model":
             self._models[key] = _build(rest[0])
@@ -47,15 +49,11 @@ class Worker:
             task.add_done_callback(partial(self._forget, key))
         elif kind == "cancel" and (running := self._calls.pop(key, None)) is not None:
             running.cancel()
-        return bool(kind != "stop")
 
     def _forget(self, call: int, task: asyncio.Task[None]) -> None:
         self._calls.pop(call, None)
 
     async def _answer(self, call: int, model: Any, messages: Any, settings: Any, params: Any) -> None:
-        from .classify import classify
-        from .server_time import timed_call
-
         with timed_call() as server:
             try:
                 response = await model.request(messages, settings, params)
@@ -68,6 +66,7 @@ class Worker:
         write_frame(self._answers, (*answer, (server.seconds, server.responses, server.unknown)))
 
     def stop(self) -> None:
+        """Its input ended: the run is over, nobody waits for the requests still running."""
         for running in list(self._calls.values()):
             running.cancel()
 
@@ -81,7 +80,7 @@ def _build(spec: ModelSpec) -> Any:
 
 
 async def serve(requests: IO[bytes], answers: IO[bytes]) -> None:
-    """Answer the frames read from ``requests`` until it ends or says stop."""
+    """Answer the frames read from ``requests`` until it ends (the run kills the process first)."""
     loop = asyncio.get_running_loop()
     worker = Worker(answers)
     queue: asyncio.Queue[tuple[Any, ...] | None] = asyncio.Queue()
@@ -94,8 +93,8 @@ async def serve(requests: IO[bytes], answers: IO[bytes]) -> None:
                 return
 
     loop.run_in_executor(None, read)
-    while (message := await queue.get()) is not None and worker.handle(message):
-        pass
+    while (message := await queue.get()) is not None:
+        worker.handle(message)
     worker.stop()
 
 

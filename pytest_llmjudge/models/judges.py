@@ -295,19 +295,6 @@ class Judges:
             self.process = None
 
 
-def process_wanted(settings: RunSettings) -> bool:
-    """Whether the run's own judge (``--llmjudge-model`` at ``--llmjudge-base-url``) will send its
-    calls from the judge process: then the process is worth starting before collection."""
-    model = settings.model or ""
-    return (
-        settings.judge_process == "on"
-        and bool(model and settings.base_url)
-        and model.split(":", 1)[0] != "local"
-        and settings.cache != "replay"
-        and settings.batch == "off"
-    )
-
-
 def base_url_of(model: Any) -> str | None:
     """The base URL a pydantic-ai model sends to (its provider's), None when it has none."""
     try:

@@ -316,3 +316,16 @@ def panel_for(benchmark: Benchmark, settings: RunSettings) -> Panel | None:
             f"{benchmark.code}: judge.min_members is {least} but the panel has {len(members)} judges"
         )
     return Panel(members, rule, least if least is not None else default_min_members(len(members)))
+
+
+def process_wanted(settings: RunSettings) -> bool:
+    """Whether the run's own judge (``--llmjudge-model`` at ``--llmjudge-base-url``) will send its
+    calls from the judge process: then the process is worth starting before collection."""
+    model = settings.model or ""
+    return (
+        settings.judge_process == "on"
+        and bool(model and settings.base_url)
+        and model.split(":", 1)[0] != "local"
+        and settings.cache != "replay"
+        and settings.batch == "off"
+    )
