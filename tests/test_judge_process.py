@@ -96,6 +96,23 @@ def test_judge_calls_are_sent_from_a_process_of_their_own_that_ends_with_the_run
     assert seen(bare_suite) == {"openai": True, "children": []}
 
 
+@pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="a second judge process needs a second CPU")
+def test_a_server_that_closes_each_connection_gets_a_second_judge_process(
+    bare_suite: Suite, fake: FakeOpenAI
+) -> None:
+    bare_suite.benchmark("B1", benchmark_yaml(8))
+    fake.headers = {"Connection": "close"}
+    fake.delay = 0.2
+    result = run(bare_suite, fake, "--llmjudge-concurrency=2")
+    result.assert_outcomes(passed=9)
+    assert len(fake.completions) == 8
+    children = seen(bare_suite)["children"]
+    assert isinstance(children, list) and len(children) == 2
+    for child in children:
+        with pytest.raises(ProcessLookupError):
+            os.kill(child, 0)  # both gone with the run
+
+
 def test_a_failure_in_the_judge_process_is_the_same_error_as_in_the_pytest_process(
     bare_suite: Suite, fake: FakeOpenAI
 ) -> None:

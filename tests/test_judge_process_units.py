@@ -20,7 +20,7 @@ from pydantic_ai.models import ModelRequestParameters
 from pytest_llmjudge.models import judge_process
 from pytest_llmjudge.models.classify import classify
 from pytest_llmjudge.models.failure import CarriedFailure
-from pytest_llmjudge.models.judge_process import JudgeProcess, read_frame, write_frame
+from pytest_llmjudge.models.judge_process import JudgeProcess, JudgeProcesses, read_frame, write_frame
 from pytest_llmjudge.models.judge_worker import Worker
 from pytest_llmjudge.models.models import build_model, compatible_profile
 from pytest_llmjudge.models.remote_model import ModelSpec, RemoteModel
@@ -45,7 +45,9 @@ def process() -> Iterator[JudgeProcess]:
     started.close()
 
 
-def remote(process: JudgeProcess, fake: FakeOpenAI, key: str | None = "sk-test") -> RemoteModel:
+def remote(
+    process: JudgeProcess | JudgeProcesses, fake: FakeOpenAI, key: str | None = "sk-test"
+) -> RemoteModel:
     return process.model(ModelSpec(f"{fake.url}/v1", "fake-judge", key, 100_000), compatible_profile())
 
 
@@ -208,6 +210,67 @@ def test_after_close_a_call_ends_at_once(fake: FakeOpenAI) -> None:
     assert fake.completions == []
 
 
+def answering(processes: JudgeProcesses, count: int) -> None:
+    deadline = time.monotonic() + ANSWER_WITHIN
+    while sum(process.answering for process in processes.started) < count:
+        assert time.monotonic() < deadline, "the judge processes did not start"
+        time.sleep(0.05)
+
+
+def test_a_second_judge_process_starts_once_the_server_closes_each_connection(fake: FakeOpenAI) -> None:
+    processes = JudgeProcesses(most=2)
+    try:
+        model = remote(processes, fake, None)
+        answering(processes, 1)
+        for _ in range(3):  # a server that keeps its connections: one process
+            ask(model)
+        assert len(processes.started) == 1
+        fake.headers = {"Connection": "close"}
+        ask(model)  # the first answer that says so
+        ask(model)  # the next call starts the second process
+        assert len(processes.started) == 2
+        answering(processes, 2)
+
+        async def two_at_once() -> list[int]:
+            calls = [asyncio.ensure_future(model.request(MESSAGES, None, PARAMS)) for _ in range(2)]
+            await asyncio.sleep(0.2)
+            in_flight = [process.in_flight for process in processes.started]
+            await asyncio.wait_for(asyncio.gather(*calls), ANSWER_WITHIN)
+            return in_flight
+
+        fake.delay = 0.5
+        assert asyncio.run(two_at_once()) == [1, 1]  # each call to the process with fewer in flight
+        assert len(processes.started) == 2  # never more than ``most``
+    finally:
+        processes.close()
+    with pytest.raises(CarriedFailure, match="the run is over"):
+        ask(model)
+
+
+def test_one_judge_process_when_told_so_or_when_the_first_has_ended(fake: FakeOpenAI) -> None:
+    fake.headers = {"Connection": "close"}
+    processes = JudgeProcesses(most=1)
+    try:
+        model = remote(processes, fake, None)
+        for _ in range(3):
+            ask(model)
+        assert len(processes.started) == 1
+    finally:
+        processes.close()
+    processes = JudgeProcesses(most=2)
+    try:
+        model = remote(processes, fake, None)
+        ask(model)
+        ask(model)
+        answering(processes, 2)
+        processes.started[0]._process.kill()
+        processes.started[0]._reader.join(ANSWER_WITHIN)
+        for _ in range(3):  # the one still answering takes every call
+            assert ask(model).parts == [TextPart('{"reason": "fine", "pass": true}')]
+    finally:
+        processes.close()
+
+
 def test_build_model_sends_from_the_process_only_when_given_one(fake: FakeOpenAI) -> None:
     started: list[JudgeProcess] = []
 
@@ -262,8 +325,13 @@ def test_the_worker_answers_each_request_with_its_number_and_the_server_time(fak
     ((kind, call, response, server),) = answers
     assert (kind, call) == ("answered", 7)
     assert response.parts == [TextPart('{"reason": "fine", "pass": true}')]
-    assert server == (pytest.approx(0.04), 1, False)
+    assert server == (pytest.approx(0.04), 1, False, False)
     assert fake.completions[0].body["temperature"] == 0.5
+    fake.headers = {"openai-processing-ms": "40", "Connection": "close"}
+    ((*_, server),) = handled(
+        [("model", 1, spec), ("share", 2, None), ("share", 3, PARAMS), ("request", 8, 1, MESSAGES, 2, 3)]
+    )
+    assert server == (pytest.approx(0.04), 1, False, True)  # its server closes each connection
 
 
 def test_the_worker_builds_its_judge_with_the_key_and_the_response_cap_it_is_given(
@@ -290,7 +358,7 @@ def test_the_worker_answers_a_failure_with_its_fields(fake: FakeOpenAI) -> None:
     ((kind, call, fields, server),) = answers
     assert (kind, call) == ("failed", 4)
     assert fields[0] == "http-503" and fields[2] is True and fields[1].endswith("overloaded")
-    assert server == (0.0, 1, True)  # a response came, and did not say its time
+    assert server == (0.0, 1, True, False)  # a response came, and did not say its time
 
 
 def test_the_worker_cancels_forgets_and_stops_when_told(

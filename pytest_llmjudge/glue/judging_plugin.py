@@ -12,7 +12,7 @@ import pytest
 from .selection import is_worker, queued_on_worker, selection_is_final
 
 if TYPE_CHECKING:
-    from ..models.judge_process import JudgeProcess
+    from ..models.judge_process import JudgeProcesses
     from ..pipeline.service import JudgingService
     from ..reporting.status_line import StatusLine
     from .progress_plugin import ProgressPlugin
@@ -23,7 +23,7 @@ class JudgingPlugin:
     def __init__(self, run: Run) -> None:
         self.run = run
         self._service: JudgingService | None = None
-        self._judge_process: JudgeProcess | None = None  # started before collection, see below
+        self._judge_process: JudgeProcesses | None = None  # started before collection, see below
         self._early: bool | None = None  # judge calls start as benchmarks are collected
 
     @property
@@ -49,9 +49,9 @@ class JudgingPlugin:
 
     def start_judge_process(self) -> None:
         """Start the judge process now: it imports the HTTP stack while this process collects."""
-        from ..models.judge_process import JudgeProcess
+        from ..models.judge_process import JudgeProcesses
 
-        self._judge_process = JudgeProcess()
+        self._judge_process = JudgeProcesses()
 
     def start_early(self, items: list[pytest.Item]) -> None:
         """A benchmark's items exist: when nothing can deselect them, their judge calls start now,

@@ -63,7 +63,8 @@ class Worker:
                 answer: tuple[Any, ...] = ("failed", call, fields)
             else:
                 answer = ("answered", call, response)
-        write_frame(self._answers, (*answer, (server.seconds, server.responses, server.unknown)))
+        said = (server.seconds, server.responses, server.unknown, server.closed)
+        write_frame(self._answers, (*answer, said))
 
     def stop(self) -> None:
         """Its input ended: the run is over, nobody waits for the requests still running."""
@@ -93,6 +94,7 @@ async def serve(requests: IO[bytes], answers: IO[bytes]) -> None:
                 return
 
     loop.run_in_executor(None, read)
+    write_frame(answers, ("ready", 0))  # what a call needs is imported: send them here
     while (message := await queue.get()) is not None:
         worker.handle(message)
     worker.stop()

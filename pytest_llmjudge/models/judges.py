@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from ..local.server import LocalServer
     from ..suite.files import Benchmark
     from .config import JudgeConfig
-    from .judge_process import JudgeProcess
+    from .judge_process import JudgeProcesses
 
 # Seconds before a submitted batch is first checked (then 1.5 times longer each check, up to 10 min).
 BATCH_POLL_VARIABLE = "LLMJUDGE_BATCH_POLL"
@@ -85,18 +85,18 @@ class Judges:
     _task_models: dict[tuple[str, str | None], Any] = field(default_factory=dict)
     # one start at a time: a case whose task produced its output starts the server from a thread
     _starting: threading.Lock = field(default_factory=threading.Lock)
-    process: JudgeProcess | None = None  # sends the judge calls of models served at a base URL
+    process: JudgeProcesses | None = None  # sends the judge calls of models served at a base URL
 
-    def judge_process(self) -> JudgeProcess:
+    def judge_process(self) -> JudgeProcesses:
         """The run's judge process (``judge_process``), started the first time a model needs it."""
-        from .judge_process import JudgeProcess
+        from .judge_process import JudgeProcesses
 
         with self._starting:
             if self.process is None:
-                self.process = JudgeProcess()
+                self.process = JudgeProcesses()
         return self.process
 
-    def _process_for(self, batch: str) -> Callable[[], JudgeProcess] | None:
+    def _process_for(self, batch: str) -> Callable[[], JudgeProcesses] | None:
         """Where a model's requests are sent from: the judge process, unless the run turned it off
         or batches them (a batch is submitted by the model object itself)."""
         return self.judge_process if self.settings.judge_process == "on" and batch == "off" else None

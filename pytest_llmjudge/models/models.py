@@ -28,7 +28,7 @@ from .remote_model import ModelSpec
 from .response_cap import DEFAULT_MAX_RESPONSE_BYTES
 
 if TYPE_CHECKING:
-    from .judge_process import JudgeProcess
+    from .judge_process import JudgeProcesses
 
 
 class ModelConfigError(Exception):
@@ -114,7 +114,7 @@ def build_model(
     *,
     send_key: bool = True,
     max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
-    process: Callable[[], JudgeProcess] | None = None,
+    process: Callable[[], JudgeProcesses] | None = None,
 ) -> models.Model:
     """A pydantic-ai model from a model string (``openai:…``, ``anthropic:…``, …) or object.
 

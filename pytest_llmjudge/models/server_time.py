@@ -25,6 +25,7 @@ class ServerTime:
     seconds: float = 0.0
     responses: int = 0
     unknown: bool = False  # a response did not say
+    closed: bool = False  # a response said ``Connection: close`` (the next call opens a new one)
 
     @property
     def known(self) -> float | None:
@@ -53,6 +54,8 @@ def note_response(headers: Mapping[str, str]) -> None:
     if found is None:
         return
     found.responses += 1
+    connection = headers.get("connection", "").lower().replace(" ", "").split(",")
+    found.closed = found.closed or "close" in connection
     try:
         milliseconds = float(headers.get(HEADER, ""))
     except ValueError:

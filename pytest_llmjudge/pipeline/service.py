@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from ..execution.scheduler import Job, Scheduler, Waiting
     from ..models.answered import Answered
     from ..models.config import JudgeConfig
-    from ..models.judge_process import JudgeProcess
+    from ..models.judge_process import JudgeProcesses
     from ..suite.files import Benchmark
 
 CACHE_BATCH, CACHE_BATCH_SECONDS = 64, 0.5  # verdicts per cache transaction, at most this late
@@ -71,7 +71,7 @@ class JudgingService:
     panel: PanelPipeline = field(init=False)  # cases judged by a panel of judges
     spending: Spending = field(init=False)  # prices and the budget each call start asks
     estimating: bool = False  # ``--llmjudge-estimate``: nothing is scheduled, no model is called
-    judge_process: JudgeProcess | None = None  # started before collection (``Judges.process``)
+    judge_process: JudgeProcesses | None = None  # started before collection (``Judges.process``)
 
     def __post_init__(self) -> None:
         self.judges = Judges(self.settings, self.root, self.default_model, process=self.judge_process)
