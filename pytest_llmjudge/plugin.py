@@ -70,7 +70,8 @@ _HELP = {
     "unanimous or any (a benchmark's judge.panel_rule wins)",
     "judge_process": "on: a judge served at a base URL (--llmjudge-base-url, judge.base_url, a model "
     "task's) is called from a process of its own, so its HTTP work does not wait for the run's "
-    "(and the run's for it); off: from the pytest process",
+    "(and the run's for it), and from a second one once its server closes each connection; off: "
+    "from the pytest process",
     "batch_wait": "how long a --llmjudge-batch=on or collect run waits for its batches: seconds, or "
     "with s, m, h or d; the cases still pending then are ERRORs, their batches kept",
 }
