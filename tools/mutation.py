@@ -39,6 +39,21 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = "pytest_llmjudge"
 MUTANTS = ROOT / "mutants"
+# what the tests read from the repository besides the package and the tests
+DATA = (
+    "evaluators",
+    "benchmarks",
+    "rubrics",
+    "data",
+    "examples",
+    "docs",
+    "tools",
+    ".pre-commit-hooks.yaml",
+    "README.md",
+)
+# tests that read the package's source text, which mutmut rewrites: they guard its layout, not
+# what it does, and fail on every mutant alike
+SOURCE_TESTS = ("tests/lint/test_docs.py::test_the_linter_does_not_import_pytest",)
 NOT_KILLED = ("survived", "no tests", "suspicious", "segfault")
 TOP_LEVEL = ("plugin", "hookspecs")  # modules beside the packages, each mutated as one "package"
 SUMMARY = "summary.json"
@@ -105,13 +120,17 @@ def _scratch(package: str, pyproject: str, tests: list[str], keep: bool) -> Path
         shutil.rmtree(where, ignore_errors=True)
     where.mkdir(parents=True, exist_ok=True)
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc", ".llmjudge")
-    for folder in (PACKAGE, "tests"):
-        shutil.rmtree(where / folder, ignore_errors=True)
-        shutil.copytree(ROOT / folder, where / folder, ignore=ignore)
+    for name in (PACKAGE, "tests", *DATA):
+        if (ROOT / name).is_file():
+            shutil.copy2(ROOT / name, where / name)
+            continue
+        shutil.rmtree(where / name, ignore_errors=True)
+        shutil.copytree(ROOT / name, where / name, ignore=ignore)
     table = {
         "source_paths": [PACKAGE],
+        "also_copy": list(DATA),
         "only_mutate": [_mutated_path(package)],
-        "pytest_add_cli_args": ["-p", "no:cacheprovider", "-q"],
+        "pytest_add_cli_args": ["-p", "no:cacheprovider", "-q", *(f"--deselect={t}" for t in SOURCE_TESTS)],
         "pytest_add_cli_args_test_selection": tests,
     }
     lines = ["[tool.mutmut]", *(f"{key} = {json.dumps(value)}" for key, value in table.items())]
