@@ -247,7 +247,7 @@ def test_a_second_judge_process_starts_once_the_server_closes_each_connection(fa
         ask(model)
 
 
-def test_one_judge_process_when_told_so_or_when_the_first_has_ended(fake: FakeOpenAI) -> None:
+def test_one_judge_process_when_told_so_after_close_or_when_the_first_has_ended(fake: FakeOpenAI) -> None:
     fake.headers = {"Connection": "close"}
     processes = JudgeProcesses(most=1)
     try:
@@ -257,6 +257,13 @@ def test_one_judge_process_when_told_so_or_when_the_first_has_ended(fake: FakeOp
         assert len(processes.started) == 1
     finally:
         processes.close()
+    processes = JudgeProcesses(most=2)
+    model = remote(processes, fake, None)
+    ask(model)  # its server closes connections: the next call would start a second process
+    processes.close()
+    with pytest.raises(CarriedFailure, match="the run is over"):
+        ask(model)
+    assert len(processes.started) == 1  # but the run is over
     processes = JudgeProcesses(most=2)
     try:
         model = remote(processes, fake, None)

@@ -132,7 +132,7 @@ class JudgeProcess:
 
     @property
     def answering(self) -> bool:
-        """Started, and not ended."""
+        """Its imports done (it said so), and not ended."""
         return self.ready and self._ended is None
 
     async def request(
@@ -247,6 +247,7 @@ class JudgeProcesses:
         # two on two CPUs or more, but one in each of an xdist run's workers: they are many already
         self._most = most or (1 if os.environ.get("PYTEST_XDIST_WORKER") else min(2, os.cpu_count() or 1))
         self._lock = threading.Lock()
+        self._closed = False
         self.started = [JudgeProcess()]
 
     def model(self, spec: ModelSpec, profile: ModelProfile) -> RemoteModel:
@@ -270,13 +271,15 @@ class JudgeProcesses:
         starting the second one when the first's server closes connections."""
         if len(self.started) < self._most and self.started[0].closes_connections:
             with self._lock:
-                if len(self.started) < self._most:
+                if len(self.started) < self._most and not self._closed:
                     self.started = [*self.started, JudgeProcess()]
         answering = [process for process in self.started if process.answering] or self.started[:1]
         return min(answering, key=lambda process: process.in_flight)
 
     def close(self) -> None:
-        """Stop every judge process; calls still in flight end."""
+        """Stop every judge process; calls still in flight end, and no process starts after."""
+        with self._lock:
+            self._closed = True
         for process in self.started:
             process.close()
 
