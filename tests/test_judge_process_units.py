@@ -11,6 +11,7 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
+import httpx2 as httpx
 import pydantic_ai.models
 import pytest
 from fake_openai import FakeOpenAI, serve
@@ -24,7 +25,7 @@ from pytest_llmjudge.models.judge_process import JudgeProcess, JudgeProcesses, r
 from pytest_llmjudge.models.judge_worker import Worker
 from pytest_llmjudge.models.models import build_model, compatible_profile
 from pytest_llmjudge.models.remote_model import ModelSpec, RemoteModel
-from pytest_llmjudge.models.server_time import timed_call
+from pytest_llmjudge.models.server_time import note_response, note_seconds, timed_call
 
 ANSWER_WITHIN = 10.0  # seconds: the fake server answers at once, the judge process in well under that
 PARAMS = ModelRequestParameters(output_mode="text", allow_text_output=True)
@@ -221,10 +222,14 @@ def test_a_second_judge_process_starts_once_the_server_closes_each_connection(fa
     processes = JudgeProcesses(most=2)
     try:
         model = remote(processes, fake, None)
+        assert (
+            model.model_name == "fake-judge" and model.profile["default_structured_output_mode"] == "native"
+        )
         answering(processes, 1)
         for _ in range(3):  # a server that keeps its connections: one process
-            ask(model)
+            ask(model, {"temperature": 0.75})
         assert len(processes.started) == 1
+        assert fake.completions[-1].body["temperature"] == 0.75
         fake.headers = {"Connection": "close"}
         ask(model)  # the first answer that says so
         ask(model)  # the next call starts the second process
@@ -276,6 +281,22 @@ def test_one_judge_process_when_told_so_after_close_or_when_the_first_has_ended(
             assert ask(model).parts == [TextPart('{"reason": "fine", "pass": true}')]
     finally:
         processes.close()
+
+
+def test_two_judge_processes_at_most_on_two_cpus_or_more_and_one_in_an_xdist_worker(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("PYTEST_XDIST_WORKER", raising=False)
+    for cpus, most in ((None, 1), (1, 1), (2, 2), (16, 2)):
+        monkeypatch.setattr(judge_process.os, "cpu_count", lambda cpus=cpus: cpus)
+        processes = JudgeProcesses()
+        processes.close()
+        assert processes.most == most
+    monkeypatch.setenv("PYTEST_XDIST_WORKER", "gw0")
+    processes = JudgeProcesses()
+    processes.close()
+    assert processes.most == 1
+    assert JudgeProcesses(most=3).most == 3
 
 
 def test_build_model_sends_from_the_process_only_when_given_one(fake: FakeOpenAI) -> None:
@@ -393,3 +414,34 @@ def test_frames_round_trip_and_a_cut_frame_is_the_end() -> None:
     assert read_frame(io.BytesIO(data[:3])) is None
     assert read_frame(io.BytesIO(data[:10])) is None
     assert read_frame(io.BytesIO(b"")) is None
+
+
+def test_what_each_response_says_of_its_time_and_connection_adds_up_over_the_call() -> None:
+    def said(*responses: dict[str, str]) -> tuple[float | None, int, bool]:
+        with timed_call() as server:
+            for headers in responses:
+                note_response(httpx.Headers(headers))
+        return server.known, server.responses, server.closed
+
+    assert said({"openai-processing-ms": "100"}, {"openai-processing-ms": "50"}) == (
+        pytest.approx(0.15),
+        2,
+        False,
+    )
+    assert said({"openai-processing-ms": "0"}) == (0.0, 1, False)
+    for bad in ("-5", "nan", "inf", "soon"):
+        assert said({"openai-processing-ms": bad})[0] is None
+    assert said({"openai-processing-ms": "100"}, {})[0] is None  # one response did not say
+    assert said({"Connection": "keep-alive, Close"})[2] is True
+    assert said({"Connection": "keep-alive"}, {"Connection": "closed"})[2] is False
+    assert said({"Connection": "close"}, {"Connection": "keep-alive"})[2] is True  # once is enough
+    note_response(httpx.Headers({"openai-processing-ms": "5"}))  # outside a call: nothing to add to
+
+    with timed_call() as server:
+        note_seconds(0.25, 1, False)
+        note_seconds(0.5, 2, False)
+    assert (server.known, server.responses) == (0.75, 3)
+    with timed_call() as server:
+        note_seconds(0.25, 1, True)
+        note_seconds(0.5, 1, False)
+    assert (server.seconds, server.known) == (0.75, None)

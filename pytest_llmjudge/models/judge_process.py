@@ -245,7 +245,7 @@ class JudgeProcesses:
 
     def __init__(self, most: int | None = None) -> None:
         # two on two CPUs or more, but one in each of an xdist run's workers: they are many already
-        self._most = most or (1 if os.environ.get("PYTEST_XDIST_WORKER") else min(2, os.cpu_count() or 1))
+        self.most = most or (1 if os.environ.get("PYTEST_XDIST_WORKER") else min(2, os.cpu_count() or 1))
         self._lock = threading.Lock()
         self._closed = False
         self.started = [JudgeProcess()]
@@ -269,9 +269,9 @@ class JudgeProcesses:
     def _pick(self) -> JudgeProcess:
         """The answering process with the fewest calls in flight (the first one until one answers),
         starting the second one when the first's server closes connections."""
-        if len(self.started) < self._most and self.started[0].closes_connections:
+        if len(self.started) < self.most and self.started[0].closes_connections:
             with self._lock:
-                if len(self.started) < self._most and not self._closed:
+                if len(self.started) < self.most and not self._closed:
                     self.started = [*self.started, JudgeProcess()]
         answering = [process for process in self.started if process.answering] or self.started[:1]
         return min(answering, key=lambda process: process.in_flight)
