@@ -84,6 +84,8 @@ def test_a_request_is_answered_by_the_judge_process_as_the_server_answered(
     assert sent.body["model"] == "fake-judge"
     assert sent.body["temperature"] == 0.25
     assert sent.body["messages"] == [{"role": "user", "content": "judge this"}]
+    fake.headers = {}  # a server that does not say its time: the call's server time is unknown
+    assert asyncio.run(go())[1] is None
 
 
 def test_concurrent_requests_each_get_their_own_answer(process: JudgeProcess, fake: FakeOpenAI) -> None:
