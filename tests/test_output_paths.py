@@ -9,9 +9,11 @@ import stat
 from pathlib import Path
 
 import pytest
+import yaml
 from conftest import Suite
 
-from pytest_llmjudge.suite.read_files import named_files
+from pytest_llmjudge.suite.files import BenchmarkSpec
+from pytest_llmjudge.suite.read_files import files_named, named_files
 
 BENCHMARK = """\
 code: B1
@@ -128,23 +130,37 @@ def test_no_output_replaces_a_file_the_suite_reads(suite: Suite) -> None:
     assert (suite.root / ".llmjudge/cache.sqlite").read_bytes().startswith(b"SQLite format 3\0")
 
 
+NAMING = (
+    "code: M1\nllm_prompt_file: prompts/judge.md\ncalibration_file: data/labels.jsonl\n"
+    "task:\n  model: openai:gpt-4o\n  prompt_file: prompts/task.yaml\n  output_schema: schemas/out.json\n"
+    "  few_shot: {n_shots: 2, examples_file: data/shots.jsonl}\ncases_file: data/cases.jsonl\n"
+)
+
+
 def test_the_files_a_benchmark_names_are_the_suites(tmp_path: Path) -> None:
+    """Read from the file at the end of a run (an xdist controller collects none), or kept from
+    the benchmark the run loaded: the same files."""
     (tmp_path / "benchmarks").mkdir()
-    (tmp_path / "benchmarks/M1.yaml").write_text(
-        "code: M1\nllm_prompt_file: prompts/judge.md\ncalibration_file: data/labels.jsonl\n"
-        "task:\n  model: openai:gpt-4o\n  prompt_file: prompts/task.yaml\n  output_schema: schemas/out.json\n"
-        "  few_shot: {n_shots: 2, examples_file: data/shots.jsonl}\n"
-    )
-    found = named_files(tmp_path, ["benchmarks/M1.yaml"])
+    (tmp_path / "benchmarks/M1.yaml").write_text(NAMING)
     real = tmp_path.resolve()
-    assert found == {
+    expected = {
         real / "benchmarks/M1.yaml": "a benchmark file",
         real / "prompts/judge.md": "a prompt file",
         real / "data/labels.jsonl": "a calibration file",
         real / "prompts/task.yaml": "a task prompt template",
         real / "schemas/out.json": "a task output schema",
         real / "data/shots.jsonl": "a few-shot examples file",
+        real / "data/cases.jsonl": "a cases file",
     }
+    assert named_files(tmp_path, ["benchmarks/M1.yaml"]) == expected
+    loaded = BenchmarkSpec.model_validate(yaml.safe_load(NAMING))
+    known = {"benchmarks/M1.yaml": files_named(tmp_path, "benchmarks/M1.yaml", loaded)}
+    (tmp_path / "benchmarks/M1.yaml").unlink()  # not read again
+    assert named_files(tmp_path, ["benchmarks/M1.yaml"], known) == expected
+    # a benchmark file another one names as its cases file is still a benchmark file
+    known["data/cases.jsonl"] = files_named(tmp_path, "data/cases.jsonl", None)
+    both = named_files(tmp_path, ["data/cases.jsonl", "benchmarks/M1.yaml"], known)
+    assert both == {**expected, real / "data/cases.jsonl": "a benchmark file"}
 
 
 def test_a_benchmark_that_no_longer_reads_names_only_itself(tmp_path: Path) -> None:

@@ -28,6 +28,13 @@ class CollectionPlugin:
             run.frozen = gcfreeze.freeze()
         run.benchmark_files.add(nodeid)
 
+    def benchmark_loaded(self, nodeid: str, benchmark: Benchmark) -> None:
+        """Keep the files a loaded benchmark names: no output of the run may replace them, and
+        the end of the run need not read the benchmark files again to know them."""
+        from ..suite.read_files import files_named
+
+        self.run.named_files[nodeid] = files_named(self.run.config.rootpath, nodeid, benchmark.spec)
+
     def claim_code(self, benchmark: Benchmark) -> None:
         """Record a benchmark's code; a second file with the same code is an error naming both."""
         where = f"{benchmark.location.path}:{benchmark.location.line}"

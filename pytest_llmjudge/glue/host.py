@@ -47,6 +47,9 @@ class Host:
     def benchmark_file_collected(self, nodeid: str) -> None:
         self.collection.benchmark_file_collected(nodeid)
 
+    def benchmark_loaded(self, nodeid: str, benchmark: Benchmark) -> None:
+        self.collection.benchmark_loaded(nodeid, benchmark)
+
     def claim_code(self, benchmark: Benchmark) -> None:
         self.collection.claim_code(benchmark)
 

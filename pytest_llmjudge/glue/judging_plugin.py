@@ -149,6 +149,14 @@ class JudgingPlugin:
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         record_report(self.run, report)
 
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_report_to_serializable(self, report: pytest.TestReport) -> None:
+        """A report that leaves the process (an xdist worker's, ``--report-log``'s) carries its
+        record as plain values; one that stays keeps the record itself."""
+        record = getattr(report, "llmjudge", None)
+        if record is not None and not isinstance(record, dict):
+            report.llmjudge = record.to_dict()  # type: ignore[attr-defined]
+
     def pytest_runtest_logfinish(self) -> None:
         session = self.run.session
         if self._service is not None and session is not None and (session.shouldfail or session.shouldstop):
@@ -170,7 +178,7 @@ def attach_record(item: pytest.Item, call: pytest.CallInfo[None], report: pytest
 
         record = with_pairwise(item, record)  # type: ignore[arg-type]
     if record is not None:
-        report.llmjudge = record.to_dict()  # type: ignore[attr-defined]
+        report.llmjudge = record  # type: ignore[attr-defined]
         for name, value in junit_properties(record):
             item.user_properties.append((name, value))
     if report.failed and getattr(item, "checks_snapshot", False):
@@ -187,7 +195,7 @@ def record_report(run: Run, report: pytest.TestReport) -> None:
     if data is not None:
         from ..gating.records import CaseRecord
 
-        run.records.append(CaseRecord.from_dict(data))
+        run.records.append(CaseRecord.from_dict(data) if isinstance(data, dict) else data)
     if report.failed:
         run.failed_nodeids.add(report.nodeid)
         if getattr(report, "llmjudge_snapshot", False):

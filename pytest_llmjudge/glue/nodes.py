@@ -45,6 +45,7 @@ class BenchmarkFile(pytest.File):
             benchmark = spec.load_benchmark(
                 self.path, display, self.config.rootpath, allow_outside=state.settings.allow_outside_root
             )
+            state.benchmark_loaded(self.nodeid, benchmark)
             state.claim_code(benchmark)
             sections = sections_for(benchmark, self.config.rootpath)
             task = benchmark_task(benchmark, self.config.rootpath, state.settings)

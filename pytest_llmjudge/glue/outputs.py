@@ -11,7 +11,7 @@ pytest was run in (as ``--junitxml`` is); one from the ini file, and the default
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
@@ -38,6 +38,8 @@ class RunState(Protocol):
     def records(self) -> list[CaseRecord]: ...
     @property
     def benchmark_files(self) -> set[str]: ...
+    @property
+    def named_files(self) -> dict[str, dict[Path, str]]: ...
 
 
 # Options naming a file the run writes (its results, HTML report and review file).
@@ -83,12 +85,16 @@ def check_output_paths(config: pytest.Config, settings: RunSettings) -> None:
 
 
 def output_guard(
-    config: pytest.Config, settings: RunSettings, path: Path, sources: Iterable[str] = ()
+    config: pytest.Config,
+    settings: RunSettings,
+    path: Path,
+    sources: Iterable[str] = (),
+    known: Mapping[str, Mapping[Path, str]] | None = None,
 ) -> Guard:
     """What the output at ``path`` must not replace, unless ``--llmjudge-overwrite``: a Python file,
     a file the suite reads (a benchmark file, a file one names, from the benchmark files
     ``sources``, a rubric, a snapshot, pytest's configuration), the verdict cache and the baseline
-    results file."""
+    results file. ``known``: the files each benchmark file collected in this run names."""
     from ..suite.detect import is_benchmark_file
     from ..suite.read_files import named_files, what_it_is
     from ..suite.safe_write import Guard
@@ -104,7 +110,9 @@ def output_guard(
             protected.setdefault((folder / settings.baseline).resolve(), "the baseline results file")
     if path.is_file() and target not in protected:  # the suite's files are looked up only then
         rubrics = root / str(config.getini("llmjudge_rubrics"))
-        what = what_it_is(target, ini=config.inipath, rubrics=rubrics, named=named_files(root, sources))
+        what = what_it_is(
+            target, ini=config.inipath, rubrics=rubrics, named=named_files(root, sources, known)
+        )
         if target == (root / settings.cache_path).resolve():
             what = "the verdict cache"
         if what is not None:
@@ -131,7 +139,7 @@ def write_review(state: RunState) -> None:
     from ..reporting.review import write_review_file
 
     path = output_path(state.config, "review_file", state.settings.review_file)
-    guard = output_guard(state.config, state.settings, path, benchmark_sources(state))
+    guard = output_guard(state.config, state.settings, path, benchmark_sources(state), state.named_files)
     try:
         write_review_file(path, state.records, guard)
     except OSError as error:

@@ -4,6 +4,7 @@ field is written by the plugin that owns it, and read by the others."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -26,6 +27,7 @@ class Run:
     codes: dict[str, str] = field(default_factory=dict)  # benchmark code -> where it is defined
     parent_rubrics: dict[str, tuple[str, Any]] = field(default_factory=dict)  # code -> (rubric, where)
     benchmark_files: set[str] = field(default_factory=set)
+    named_files: dict[str, dict[Path, str]] = field(default_factory=dict)  # file -> what it names
     collect_failures: set[str] = field(default_factory=set)
     # judging
     records: list[CaseRecord] = field(default_factory=list)

@@ -14,6 +14,7 @@ import pytest
 if TYPE_CHECKING:
     from ..gating.judge_drift import JudgeDrift
     from ..reporting.results_writer import RunInfo
+    from ..suite.safe_write import Guard
     from ..suite.settings import RunSettings
     from .run import Run
 
@@ -110,8 +111,12 @@ def write_run_results(run: Run) -> None:
     else:
         path = default_results_path(config.rootpath, info.started, suite_digest(run.records))
     sources = benchmark_sources(run)
+
+    def guard(target: Path) -> Guard:
+        return output_guard(config, settings, target, sources, run.named_files)
+
     try:
-        write_results(data, path, bool(settings.results), output_guard(config, settings, path, sources))
+        write_results(data, path, bool(settings.results), guard(path))
         results.path = path
     except OSError as error:
         results.errors.append(f"--llmjudge-results: cannot write {path}: {error}")
@@ -120,7 +125,7 @@ def write_run_results(run: Run) -> None:
 
         html = output_path(config, "html", settings.html)
         try:
-            write_report(data, html, results.baseline, output_guard(config, settings, html, sources))
+            write_report(data, html, results.baseline, guard(html))
             results.html = html
         except OSError as error:
             results.errors.append(f"--llmjudge-html: cannot write {html}: {error}")

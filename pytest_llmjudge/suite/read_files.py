@@ -23,26 +23,43 @@ _NAMED = {
 # Files pytest reads wherever they are (a Python file, conftest.py included, is refused anyway).
 CONFIG_NAMES = frozenset({"pytest.ini", ".pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg"})
 SNAPSHOT_SUFFIX = ".ambr"
+BENCHMARK_FILE = "a benchmark file"
 _YAML_SUFFIXES = frozenset({".yaml", ".yml"})
 
 
-def named_files(root: Path, sources: Iterable[str]) -> dict[Path, str]:
+def named_files(
+    root: Path, sources: Iterable[str], known: Mapping[str, Mapping[Path, str]] | None = None
+) -> dict[Path, str]:
     """Resolved path → what it is, for the benchmark files ``sources`` (relative to ``root``) and
-    every file they name. A benchmark file that no longer reads names nothing."""
+    every file they name: from ``known`` (the run's collection) for a file it holds, else read
+    now. A benchmark file that no longer reads names nothing."""
     from .files import read_yaml
 
     found: dict[Path, str] = {}
     for source in sorted(set(sources)):
-        path = root / source
-        found[_real(path)] = "a benchmark file"
-        try:
-            data = read_yaml(path, source).data
-        except (SpecError, OSError, ValueError):
-            continue
-        for keys, what in _NAMED.items():
-            value = _field(data, keys)
-            if isinstance(value, str) and value and "\x00" not in value:
-                found.setdefault(_real(root / value), what)
+        named = (known or {}).get(source)
+        if named is None:
+            try:
+                data = read_yaml(root / source, source).data
+            except (SpecError, OSError, ValueError):
+                data = None
+            named = files_named(root, source, data)
+        for path, what in named.items():
+            if what == BENCHMARK_FILE:
+                found[path] = what
+            else:
+                found.setdefault(path, what)
+    return found
+
+
+def files_named(root: Path, source: str, data: Any) -> dict[Path, str]:
+    """The benchmark file ``source`` and the files its ``data`` names (the file's YAML mapping, or
+    its loaded spec), resolved path → what it is."""
+    found = {_real(root / source): BENCHMARK_FILE}
+    for keys, what in _NAMED.items():
+        value = _field(data, keys)
+        if isinstance(value, str) and value and "\x00" not in value:
+            found.setdefault(_real(root / value), what)
     return found
 
 
@@ -62,9 +79,7 @@ def what_it_is(target: Path, *, ini: Path | None, rubrics: Path, named: Mapping[
 
 def _field(data: Any, keys: tuple[str, ...]) -> Any:
     for key in keys:
-        if not isinstance(data, dict):
-            return None
-        data = data.get(key)
+        data = data.get(key) if isinstance(data, dict) else getattr(data, key, None)
     return data
 
 
