@@ -40,5 +40,5 @@ def test_a_serialized_case_report_carries_its_record_as_plain_values(suite: Suit
         "function:fake-judge",
         "llm_judge",
     )
-    (written,) = json.loads((suite.root / "results.json").read_text())["cases"]
+    ((written,),) = [b["cases"] for b in json.loads((suite.root / "results.json").read_text())["benchmarks"]]
     assert (written["nodeid"], written["result"]) == (record["nodeid"], "pass")
