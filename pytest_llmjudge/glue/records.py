@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
+import functools
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from ..gating.records import CaseRecord, JudgeFacts, JudgeFingerprint, ProducedOutput, RequestText
+from ..gating.repeats import Sample, reduce_samples
 from ..judging.verdict import Verdict
+from ..models.judges import JudgeChoice
 from ..reporting.results_writer import sample_records
+from ..suite.hashing import digest
+from ..suite.settings import judge_setting
 from .panel_fields import panel_field
+from .stash import run_host
 
 if TYPE_CHECKING:
     from ..judging.verdict import Outcome
@@ -131,16 +137,15 @@ def produced_field(item: CaseItem) -> ProducedOutput | None:
     return None if output is None else ProducedOutput("case file", output)  # None: its task gave none
 
 
+@functools.lru_cache(maxsize=256)
+def _instructions_digest(instructions: str, rubric: str, style: str) -> str:
+    """The judge fingerprint's digest of what the judge is told (one per benchmark, not per case)."""
+    return digest([instructions, rubric, style])
+
+
 def repeat_fields(item: CaseItem, outcome: Outcome | None) -> dict[str, Any]:
     """The record fields of the results file: samples, flakiness, judge fingerprint, request text."""
-    from ..gating.repeats import Sample, reduce_samples
-    from ..models.judges import JudgeChoice
-    from ..suite.hashing import digest
-    from ..suite.settings import judge_setting
-
     b, request = item.benchmark, item.request
-    from .stash import run_host
-
     settings: RunSettings = run_host(item.config).settings
     samples = sample_records(outcome)
     verdicts = [Sample(bool(s.passed), s.score) for s in samples if s.passed is not None]
@@ -148,7 +153,7 @@ def repeat_fields(item: CaseItem, outcome: Outcome | None) -> dict[str, Any]:
     reduction = reduce_samples(verdicts, rule) if verdicts and len(verdicts) == len(samples) else None
     choice = JudgeChoice.of(b, settings)
     judge_settings = {"temperature": choice.temperature, "max_tokens": choice.max_tokens}
-    instructions = digest([request.instructions, request.rubric, request.prompt_style])
+    instructions = _instructions_digest(request.instructions, request.rubric, request.prompt_style)
     model = outcome.model if outcome else ""
     judged = outcome is not None and outcome.model != "checks"
     return {

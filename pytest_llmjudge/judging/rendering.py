@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import functools
 import json
 from collections.abc import Coroutine
 from typing import Any, TypeVar
@@ -101,9 +102,16 @@ def _through_agent(request: CompiledRequest) -> tuple[list[ModelMessage], list[T
 def _schema_lines(output_tools: list[ToolDefinition]) -> list[str]:
     lines: list[str] = []
     for tool in output_tools:
-        schema = json.dumps(tool.parameters_json_schema, indent=2, sort_keys=True)
+        schema = _indented(json.dumps(tool.parameters_json_schema, sort_keys=True))
         lines += [f"=== output schema ({tool.name}) ===", schema]
     return lines
+
+
+@functools.lru_cache(maxsize=64)
+def _indented(schema: str) -> str:
+    """The JSON ``schema`` indented for reading (a benchmark's cases share one schema: indenting
+    is pure Python, compact JSON is not)."""
+    return json.dumps(json.loads(schema), indent=2, sort_keys=True)
 
 
 def _format_request(messages: list[ModelMessage], schema: list[str]) -> str:
