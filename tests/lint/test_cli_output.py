@@ -429,3 +429,142 @@ def test_rules_lists_every_rule_with_severity_fix_mark_and_summary(
 ) -> None:
     assert llmjudge("rules") == 0
     assert capsys.readouterr().out == snapshot
+
+
+# Prompt-template YAML files, each with the findings it must produce (or none).
+TEMPLATES = {
+    "a_undeclared_and_unused.yaml": (
+        "\n"  # a blank first line: lines and columns still count from the start of the file
+        "prompt:\n"
+        '  template: "Passage: {{ passage }}\\nAnswer: {{answer}}"\n'
+        "  template_variables: [passage, label]\n"
+    ),
+    "b_not_a_string.yaml": "prompt:\n  template: 42\n",
+    "c_variables_not_a_list.yaml": 'template: "Q: {{ q }}"\ntemplate_variables: q\n',
+    "d_invalid.yaml": 'template: "Q: {{ q }"\ntemplate_variables: [q]\n',
+    "e_second_line.yaml": '\ntemplate: "Q: {{ q }}"\n',
+    "f_messages.yaml": (
+        "messages:\n"
+        "  - role: system\n"
+        "    content: You answer.\n"
+        "  - role: user\n"
+        "    content: |\n"
+        "      Question: {{ question }}\n"
+        "      Passage: {{passage}}\n"
+        "template_variables:\n"
+        "  - question\n"
+        "  - label\n"
+    ),
+    "g_message_without_role.yaml": 'messages:\n  - content: "Q: {{ q }}"\n',
+    "h_prompt_messages.yaml": (
+        'prompt:\n  messages:\n    - role: user\n      content: "Q: {{ q }}"\n  template_variables: [q, z]\n'
+    ),
+    "i_suite_with_code.yaml": "code: X-1\nbenchmarks: [a]\ntemplate_variables: [x]\n",
+    "j_loop.yaml": 'template: "{% for x in xs %}{{ x }}{% endfor %} {{ y }}"\ntemplate_variables: [xs]\n',
+    "k_message_without_content.yaml": "messages:\n  - role: user\n",
+    "l_list.yaml": "- a\n- b\n",
+    "m_use_not_found_in_text.yaml": "prompt:\n  template: \"{{ {'a': 1}[k] }}\"\n  template_variables: []\n",
+    "n_benchmark_with_messages.yaml": 'code: X-2\nmessages:\n  - role: user\n    content: "{{ q }}"\n',
+}
+
+
+def test_template_findings_name_the_file_line_column_and_field(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    for name, text in TEMPLATES.items():
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    assert llmjudge("lint", "--isolated", "--select", "LJ04", ".") == 1
+    assert capsys.readouterr().out == (
+        "a_undeclared_and_unused.yaml:3:46: LJ040 template uses '{{answer}}'"
+        " but template_variables does not declare 'answer'\n"
+        "a_undeclared_and_unused.yaml:4:33: LJ041 template_variables declares 'label'"
+        " but the template never uses it\n"
+        "b_not_a_string.yaml:2:3: LJ000 template: template must be a string\n"
+        "c_variables_not_a_list.yaml:2:1: LJ000 template_variables:"
+        " template_variables must be a list of names\n"
+        "d_invalid.yaml:1:1: LJ000 template: invalid template: unexpected '}'\n"
+        "e_second_line.yaml:2:15: LJ040 template uses '{{q}}' but template_variables does not declare 'q'\n"
+        "f_messages.yaml:7:16: LJ040 template uses '{{passage}}'"
+        " but template_variables does not declare 'passage'\n"
+        "f_messages.yaml:10:5: LJ041 template_variables declares 'label' but the template never uses it\n"
+        "g_message_without_role.yaml:2:5: LJ000 messages[0].role: required field is missing\n"
+        "h_prompt_messages.yaml:5:27: LJ041 template_variables declares 'z' but the template never uses it\n"
+        "j_loop.yaml:1:49: LJ040 template uses '{{y}}' but template_variables does not declare 'y'\n"
+        "k_message_without_content.yaml:2:5: LJ000 messages[0].content: required field is missing\n"
+        "m_use_not_found_in_text.yaml:2:3: LJ040 template uses '{{k}}'"
+        " but template_variables does not declare 'k'\n"
+        "n_benchmark_with_messages.yaml:2:1: LJ000 messages: unknown key 'messages'\n"
+        "\n"
+        "Found 14 findings (11 errors, 3 warnings).\n"
+    )
+
+
+AUTOMATIC_FAIL = "Automatic fail if any of the following are true:\n"
+
+
+@pytest.mark.parametrize(
+    ("bullets", "fixed"),
+    [
+        pytest.param(
+            "- The output omits the time a medication was given\n"
+            "  <!-- the time of the first dose -->\n"
+            "\n"
+            "  in the medication list.\n"
+            '  e.g.: narrative "ASA 324 mg at 14:05", output "ASA 324 mg".\n'
+            "- The narrative records this time explicitly.\n"
+            '  Example: "given at 14:05".\n'
+            "\n"
+            "Read the list in order.\n"
+            "- The output invents a medication.\n",
+            "- The output omits the time a medication was given in the medication list"
+            " AND the narrative records this time explicitly.\n"
+            "  <!-- the time of the first dose -->\n"
+            '  e.g.: narrative "ASA 324 mg at 14:05", output "ASA 324 mg".\n'
+            '  Example: "given at 14:05".\n'
+            "\n"
+            "Read the list in order.\n"
+            "- The output invents a medication.\n",
+            id="comment-blank-and-example-lines",
+        ),
+        pytest.param(
+            "- The output omits the time a medication was given\n"
+            "in the medication list.\n"
+            "  <!-- the time of the first dose -->\n"
+            "as a time of day.\n"
+            "- The narrative records this time explicitly.\n"
+            "- The output invents a medication.\n",
+            "- The output omits the time a medication was given in the medication list. as a time of day"
+            " AND the narrative records this time explicitly.\n"
+            "  <!-- the time of the first dose -->\n"
+            "- The output invents a medication.\n",
+            id="unindented-continuation-lines",
+        ),
+        pytest.param(
+            "- The output omits the time a medication was given\n"
+            "\n"
+            " in the medication list.\n"
+            "- The narrative records this time explicitly.\n"
+            "- The output invents a medication.\n",
+            "- The output omits the time a medication was given in the medication list"
+            " AND the narrative records this time explicitly.\n"
+            "- The output invents a medication.\n",
+            id="continuation-after-a-blank-line",
+        ),
+    ],
+)
+def test_joining_split_bullets_keeps_each_bullets_continuation_lines_and_moves_comments_and_examples_below(
+    bullets: str,
+    fixed: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    path = tmp_path / "time_prompt.md"
+    path.write_text(AUTOMATIC_FAIL + bullets, encoding="utf-8")
+    assert (
+        llmjudge("lint", "--isolated", "--select", "LJ001", "--fix", "--unsafe-fixes", "time_prompt.md") == 0
+    )
+    assert capsys.readouterr().err == "time_prompt.md: fixed 1 (LJ001)\n"
+    assert path.read_text(encoding="utf-8") == AUTOMATIC_FAIL + fixed
