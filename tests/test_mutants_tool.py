@@ -67,6 +67,28 @@ def test_a_resumed_run_tests_again_what_it_did_not_kill(tool: ModuleType, tmp_pa
     assert kept["other"] == 1
 
 
+def test_each_test_of_a_scratch_starts_with_the_package_caches_empty(
+    tool: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """mutmut forks each mutant's run from a process that ran the unchanged code: without this, a
+    cached function (a benchmark's rubric) answers from its cache and the mutants of what it calls
+    never run."""
+    from pytest_llmjudge.judging import rendering
+
+    monkeypatch.setattr(tool, "DATA", ())
+    where = tool._scratch("compile", "[project]\nname = 'x'\n", ["tests/test_compile.py"], keep=False)
+    conftest = (where / "tests" / "conftest.py").read_text()
+    assert conftest == (ROOT / "tests" / "conftest.py").read_text() + tool.FRESH_CACHES
+    namespace: dict[str, object] = {"pytest": pytest}
+    exec(tool.FRESH_CACHES, namespace)  # what the scratch's conftest defines
+    rendering._indented('{"b": 1, "a": 2}')
+    assert rendering._indented.cache_info().currsize > 0
+    clear = namespace["_mutation_clear_caches"]
+    assert callable(clear)
+    clear()
+    assert rendering._indented.cache_info().currsize == 0
+
+
 def test_a_package_without_a_test_selection_is_refused() -> None:
     ran = subprocess.run(
         [sys.executable, "tools/mutation.py", "--table", "--package", "nowhere"],

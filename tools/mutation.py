@@ -60,6 +60,28 @@ LEFT_OUT = (
     "tests/test_compile.py::test_snapshots_under_xdist",
     "tests/test_scheduler.py::test_exitfirst_and_maxfail_cancel_pending_calls[options2-12]",
 )
+# Appended to the scratch's tests/conftest.py. mutmut forks each mutant's run from a process that
+# already ran the tests on the unchanged code: a function behind a cache (``functools.cache``,
+# ``lru_cache``) would answer from it, and the mutants of what it calls would go untested. Each
+# test starts with the package's caches empty.
+FRESH_CACHES = """
+
+
+def _mutation_clear_caches():
+    import sys as _sys
+
+    for _name, _module in list(_sys.modules.items()):
+        if _name.startswith("pytest_llmjudge") and _module is not None:
+            for _value in list(vars(_module).values()):
+                if callable(getattr(_value, "cache_clear", None)):
+                    _value.cache_clear()
+
+
+@pytest.fixture(autouse=True)
+def _mutation_fresh_caches():
+    _mutation_clear_caches()
+    yield
+"""
 NOT_KILLED = ("survived", "no tests", "suspicious", "segfault")
 TOP_LEVEL = ("plugin", "hookspecs")  # modules beside the packages, each mutated as one "package"
 SUMMARY = "summary.json"
@@ -132,6 +154,8 @@ def _scratch(package: str, pyproject: str, tests: list[str], keep: bool) -> Path
             continue
         shutil.rmtree(where / name, ignore_errors=True)
         shutil.copytree(ROOT / name, where / name, ignore=ignore)
+    with (where / "tests" / "conftest.py").open("a", encoding="utf-8") as conftest:
+        conftest.write(FRESH_CACHES)
     table = {
         "source_paths": [PACKAGE],
         "also_copy": list(DATA),
