@@ -44,6 +44,7 @@ from pytest_llmjudge.compile.snapshot import (
 from pytest_llmjudge.suite.errors import Location, SpecError
 from pytest_llmjudge.suite.files import Benchmark, BenchmarkSpec, Case, CaseSpec
 from pytest_llmjudge.suite.prompt_file import Bullet, PromptSections
+from tests.test_compile import PROMPT
 
 
 @pytest.fixture(autouse=True)
@@ -209,22 +210,8 @@ def test_rubric_compiled_from_benchmark_fields_is_exactly_the_canonical_text() -
 
 # -- sections from a prompt file ----------------------------------------------------------------
 
-PROMPT_WITHOUT_DESCRIPTION = """\
-SYSTEM: You are a neutral evaluator.
-
-BEHAVIOR: greeting_present
-
-RUBRIC
-
-Automatic fail if any of the following are true:
-- The output has no greeting.
-
-Pass conditions (all must be satisfied):
-1. The output greets the user.
-
-Uncertainty policy:
-If unsure, set pass = false.
-"""
+# the snapshot tests' greeting prompt, without its DESCRIPTION section
+PROMPT_WITHOUT_DESCRIPTION = PROMPT.replace("DESCRIPTION:\nWhether the output greets the user.\n\n", "")
 
 
 def test_prompt_file_without_description_takes_the_benchmark_concept_and_examples(tmp_path: Path) -> None:
