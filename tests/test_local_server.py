@@ -23,6 +23,7 @@ from typing import Any
 import pydantic_ai.models
 import pytest
 from fake_openai import FakeOpenAI, benchmark_yaml, serve
+from interrupts import ctrl_c_restored
 from pydantic import BaseModel, Field
 from pydantic_ai import capture_run_messages
 from pydantic_ai.messages import ModelResponse, TextPart
@@ -460,6 +461,7 @@ def test_no_server_outlives_its_owner(model_cache: Path, sig: signal.Signals) ->
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
         env=env,
+        preexec_fn=ctrl_c_restored,
     )
     try:
         assert owner.stdout is not None

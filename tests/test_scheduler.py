@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
+from interrupts import ctrl_c_restored
 
 from pytest_llmjudge.execution.scheduler import Progress, RatePacer, Scheduler, Slots
 
@@ -301,7 +302,12 @@ def test_ctrl_c_cancels_pending_calls_and_exits_cleanly(pytester: pytest.Pyteste
         "--llmjudge-concurrency=4",
     ]
     process = subprocess.Popen(
-        command, cwd=pytester.path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
+        command,
+        cwd=pytester.path,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        preexec_fn=ctrl_c_restored,
     )
     deadline = time.monotonic() + 20
     while len(calls(pytester)) < 5 and time.monotonic() < deadline:

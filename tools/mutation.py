@@ -59,6 +59,11 @@ LEFT_OUT = (
     "tests/lint/test_docs.py::test_the_linter_does_not_import_pytest",
     "tests/test_compile.py::test_snapshots_under_xdist",
     "tests/test_scheduler.py::test_exitfirst_and_maxfail_cancel_pending_calls[options2-12]",
+    "tests/test_results.py::test_results_file_from_xdist_workers",
+    "tests/test_malformed.py::test_broken_file_does_not_stop_other_benchmarks_under_xdist",
+    "tests/test_collection.py::test_xdist_runs_benchmarks_in_parallel",
+    "tests/test_gates_output.py::test_under_xdist_a_partial_selection_is_a_partial_gate",
+    "tests/test_gates_output.py::test_under_xdist_failures_carry_their_reason_in_the_short_summary_and_junit",
 )
 # Appended to the scratch's tests/conftest.py. mutmut forks each mutant's run from a process that
 # already ran the tests on the unchanged code: a function behind a cache (``functools.cache``,

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from conftest import JUDGE_CONFTEST, Suite
+from interrupts import ctrl_c_restored
 from task_suites import model_task_benchmark, serve_model_tasks
 
 # Each case raises what its id names, from a sync task and from an async one.
@@ -119,7 +120,12 @@ def test_a_real_ctrl_c_still_stops_the_run(suite: Suite) -> None:
     suite.benchmark("H1", benchmark("H1", "app.produce:run", ("hangs", "ok")))
     command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:syrupy", "benchmarks"]
     child = subprocess.Popen(
-        command, cwd=suite.root, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+        command,
+        cwd=suite.root,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        preexec_fn=ctrl_c_restored,
     )
     try:
         deadline = time.monotonic() + 60
