@@ -163,8 +163,7 @@ def _genai_lookup(prefix: str | None, name: str, base_url: str | None) -> tuple[
         else:
             return _model_of(provider, name, snapshot.providers)
     if prefix is not None:
-        provider_id = prefix.removeprefix("gateway/")
-        known = find_provider_by_id(snapshot.providers, provider_id)
+        known = find_provider_by_id(snapshot.providers, prefix)  # it reads gateway/openai as openai
         return _model_of(known, name, snapshot.providers) if known is not None else None
     try:
         return snapshot.find_provider_model(name, None, None, None)
