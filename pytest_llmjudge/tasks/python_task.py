@@ -120,21 +120,16 @@ def load_python_task(
     if not callable(target):
         raise SpecError(where, "task", f"{import_path} is a {type(target).__name__}, not callable", hint)
     try:
-        inspect.signature(target).bind(object())
+        signature = inspect.signature(target)
+    except (TypeError, ValueError):  # none to read (some builtins, a bad __signature__): calling tells
+        return PythonTask(import_path, version, target, sees_ground_truth)
+    try:
+        signature.bind(object())
     except TypeError:
         raise SpecError(
             where,
             "task",
-            f"{import_path}{_signature(target)} cannot be called with one argument",
+            f"{import_path}{signature} cannot be called with one argument",
             "a task takes one argument, the case (pytest_llmjudge.tasks.task_input.TaskInput)",
         ) from None
-    except ValueError:  # no signature to inspect (some builtins): calling will tell
-        pass
     return PythonTask(import_path, version, target, sees_ground_truth)
-
-
-def _signature(function: Callable[..., Any]) -> str:
-    try:
-        return str(inspect.signature(function))
-    except (TypeError, ValueError):
-        return "(…)"

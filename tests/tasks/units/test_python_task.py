@@ -161,6 +161,22 @@ def test_a_builtin_without_a_signature_loads_and_calling_it_tells(tmp_path: Path
         run(task)
 
 
+def test_a_callable_whose_signature_cannot_be_read_loads_and_calling_it_tells(tmp_path: Path) -> None:
+    module = write_module(
+        tmp_path,
+        """
+        class Produce:
+            __signature__ = "not a signature"
+
+            def __call__(self, case):
+                return "called"
+
+        run = Produce()
+        """,
+    )
+    assert run(load_python_task(f"{module}:run", None, tmp_path, WHERE)) == "called"
+
+
 # -- label and fingerprint -------------------------------------------------------------------------
 
 
