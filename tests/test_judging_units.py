@@ -622,8 +622,14 @@ def test_a_chain_of_thought_verdict_is_read_from_text(style: str) -> None:
     assert [getattr(m, "instructions", None) for m in sent[0]] == ["Think first."]
     assert verdict == Verdict(True, "matches", 1.0, format="json")
     assert verdict.answered == SNAPSHOT
-    # (request_chars left out: see the report on the system prompt counted before its rewrite)
     assert replace(usage, request_chars=0) == Usage(1, 100, 20, 0, USED_COST)
+
+
+@pytest.mark.parametrize("style", ["short_cot", "long_cot"])
+def test_a_chain_of_thought_call_counts_the_request_as_sent_and_estimated(style: str) -> None:
+    request = replace(COT_REQUEST, prompt_style=style)
+    answer = text('<reasoning>ok</reasoning>\n{"pass": true, "reason": "x"}')
+    assert judged(request, answer)[1].request_chars == len(request_text(request))
 
 
 @pytest.mark.parametrize(

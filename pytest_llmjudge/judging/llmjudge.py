@@ -35,7 +35,7 @@ from ..models.classify import classify
 from ..models.config import JudgeConfig, RequestTemplate
 from ..models.identity import answered_by
 from .agent_call import billed_run
-from .one_voice import OneVoiceModel
+from .one_voice import OneVoiceModel, as_sent
 from .sent_text import output_schemas, sent_text
 from .verdict import JudgeFailure, Usage, Verdict
 
@@ -233,7 +233,8 @@ async def _judge_text(request: CompiledRequest, config: JudgeConfig) -> tuple[Ve
         user_prompt(request),
         config,
         OneVoiceModel(config.model, request.prompt_style),
-        lambda messages: len(sent_text(messages[:1], [])),
+        # counted as sent: the system prompt rewritten for the style, as the estimate counts it
+        lambda messages: len(sent_text(as_sent(messages[:1], request.prompt_style, tool=False), [])),
         output_type=str,
         instructions=request.instructions or None,
     )

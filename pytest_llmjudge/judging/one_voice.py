@@ -52,8 +52,14 @@ class OneVoiceModel(WrapperModel):
     ) -> ModelResponse:
         _, resolved = self.wrapped.prepare_request(model_settings, model_request_parameters)
         tool = resolved.output_mode == "tool"
-        rewritten = [_rewrite(m, self.style, tool) for m in messages]
-        return await self.wrapped.request(rewritten, model_settings, model_request_parameters)
+        return await self.wrapped.request(
+            as_sent(messages, self.style, tool), model_settings, model_request_parameters
+        )
+
+
+def as_sent(messages: list[ModelMessage], style: str, tool: bool) -> list[ModelMessage]:
+    """``messages`` as ``OneVoiceModel`` sends them (what a call's length is counted of)."""
+    return [_rewrite(m, style, tool) for m in messages]
 
 
 def _rewrite(message: ModelMessage, style: str, tool: bool) -> ModelMessage:
