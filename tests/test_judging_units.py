@@ -592,6 +592,23 @@ def test_a_model_with_structured_text_output_answers_in_text(mode: Any) -> None:
     assert (usage.requests, usage.input_tokens, usage.output_tokens, usage.cost) == (1, 100, 20, USED_COST)
 
 
+@pytest.mark.parametrize("mode", ["native", "prompted"])
+@pytest.mark.parametrize(
+    ("answer", "why"),
+    [
+        (
+            "not json",
+            "the judge's JSON answer is not a verdict: Invalid JSON: expected ident at line 1 column 2",
+        ),
+        ('{"reason": "r"}', "the judge's JSON answer is not a verdict: Field required at pass"),
+    ],
+)
+def test_structured_text_that_is_no_verdict_says_why_and_is_retried(mode: Any, answer: str, why: str) -> None:
+    profile = ModelProfile(supports_json_schema_output=True, default_structured_output_mode=mode)
+    raised = failure(REQUEST, text(answer), profile=profile)
+    assert replace(raised, usage=None) == JudgeFailure("invalid-output", why, True)
+
+
 def test_the_request_is_captured_once_per_agent_and_instructions() -> None:
     judge = config(tool_call({"pass": True, "reason": "ok"}))
     asyncio.run(judge_once(REQUEST, judge))

@@ -190,11 +190,25 @@ async def _judge(request: CompiledRequest, config: JudgeConfig) -> tuple[Verdict
         # An invalid or extra tool call, a paused response: the agent takes the conversation from
         # here exactly as it would have (validation feedback, bounded retries, resumption).
         return await _run_agent(request, config, [*messages, response], request_chars=chars)
+    if template.accepts_text:  # asked for JSON text (native or prompted output), and it is no verdict
+        raise JudgeFailure("invalid-output", _not_a_verdict(response), True, usage=usage)
     # A text answer where the verdict tool call was due: the agent would read JSON text as the
     # verdict, but a judge that ignores the output tool is not answering the schema it was given.
     raise JudgeFailure(
         "invalid-output", "the judge answered in text instead of the verdict tool call", True, usage=usage
     )
+
+
+def _not_a_verdict(response: ModelResponse) -> str:
+    """Why a JSON-text answer is not a verdict: pydantic's first complaint, where it is."""
+    answer = "".join(p.content for p in response.parts if isinstance(p, TextPart))
+    try:
+        JudgeVerdict.model_validate_json(answer)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(part) for part in first["loc"])
+        return f"the judge's JSON answer is not a verdict: {first['msg']}" + (f" at {where}" if where else "")
+    return "the judge's JSON answer is not a verdict"
 
 
 def _verdict_calls(response: ModelResponse, template: RequestTemplate) -> int:
