@@ -130,8 +130,9 @@ class VerdictCache:
         ``batch_seconds`` after its first verdict arrived (and the rest on ``close``):
         a commit costs five times an insert, and a run's verdicts arrive in bursts.
 
-        ``read_only`` opens an existing file without ever writing to it or its folder: ``put``
-        stores nothing and ``close`` does not record which entries were used."""
+        ``read_only`` opens an existing file without ever writing to it: ``put`` stores nothing
+        and ``close`` does not record which entries were used. (In a writable folder SQLite keeps
+        its ``-shm`` and ``-wal`` files beside a WAL-mode file it reads; see ``connect_read_only``.)"""
         self.path = path
         self.read_only = read_only
         self._batch = batch
