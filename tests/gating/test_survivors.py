@@ -183,3 +183,195 @@ def test_an_all_or_nothing_rate_interval_stays_within_zero_and_one(successes: in
     low, high = wilson_interval(successes, n)
     assert 0.0 <= low <= high <= 1.0
     assert (high if successes else low) == (1.0 if successes else 0.0)
+
+
+# -- second pass: the corrected interval, stored calibrations, answered snapshots ---------------
+
+
+def test_one_positive_and_one_negative_label_still_give_a_corrected_interval() -> None:
+    from pytest_llmjudge.gating.calibration import CorrectedRate, corrected_interval
+
+    # two labels resample to one of each half the time: those rounds (TPR = TNR = 1) count
+    found = corrected_interval([(True, True), (False, False)], [True, False], seed=0, resamples=200)
+    assert found == CorrectedRate(0.5, 0.0, 1.0, False, 0, 200)
+
+
+def test_the_corrected_interval_is_the_central_95_percent_of_the_resampled_rates() -> None:
+    from pytest_llmjudge.gating.calibration import corrected_interval
+
+    # perfect labels: every round's rate is its resampled pass count of 50
+    labelled = [(True, True)] * 20 + [(False, False)] * 20
+    found = corrected_interval(labelled, [True] + [False] * 49, seed=0)
+    assert (found.theta, found.low, found.high) == pytest.approx((0.02, 0.0, 0.06), abs=1e-12)
+
+
+def test_a_calibration_of_this_judge_under_an_older_file_name_is_not_stale(tmp_path: Path) -> None:
+    from pytest_llmjudge.gating.calibration import confusion, stale_calibration, store_calibration
+
+    pairs = [(True, True), (False, False)]
+    written = store_calibration(tmp_path, FINGERPRINT, "B", agreement(confusion(pairs)), pairs)
+    written.rename(tmp_path / "B-old.json")
+    assert stale_calibration(tmp_path, "B", FINGERPRINT) is False
+    assert stale_calibration(tmp_path, "B", "f" * 64) is True
+
+
+def test_a_calibration_that_does_not_read_back_says_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pytest_llmjudge.gating import calibration
+
+    # a file system that keeps something else than what was written
+    monkeypatch.setattr(calibration, "write_text", lambda path, text: path.write_text("{}"))
+    path = calibration.calibration_path(tmp_path, "B", FINGERPRINT)
+    with pytest.raises(OSError) as raised:
+        calibration.merge_calibration(tmp_path, FINGERPRINT, "B", {"c1": (True, True)})
+    assert str(raised.value) == f"{path} does not read back as the calibration just written"
+
+
+def test_a_panel_member_keeps_the_snapshot_that_answered_each_sample() -> None:
+    from pytest_llmjudge.gating.panel_records import panel_record
+    from pytest_llmjudge.judging.verdict import Outcome, Verdict
+    from pytest_llmjudge.models.answered import Answered
+
+    def answered(snapshot: str) -> Verdict:
+        return Verdict(True, "ok", answered=Answered(snapshot, "fp"))
+
+    once = Outcome(answered("a-1"), model="a")
+    twice = Outcome(
+        answered("b-2"),
+        model="b",
+        samples=(Outcome(answered("b-1"), model="b"), Outcome(answered("b-2"), model="b")),
+    )
+    record = panel_record(Outcome(None, members=(once, twice)), "majority", 2)
+    assert [m.answered for m in record.members] == [(("a-1", "fp"),), (("b-1", "fp"), ("b-2", "fp"))]
+
+
+def test_a_sample_record_names_who_answered_it() -> None:
+    from pytest_llmjudge.gating.records import SampleRecord
+
+    assert SampleRecord(0, True, answered_model="m-1", answered_fingerprint="fp").to_results()[
+        "answered_by"
+    ] == {"model": "m-1", "fingerprint": "fp"}
+    assert SampleRecord(0, True).to_results()["answered_by"] is None
+
+
+# -- second pass: comparisons --------------------------------------------------------------------
+
+
+def test_one_paired_case_leaves_the_difference_anywhere() -> None:
+    from pytest_llmjudge.gating.statistics import compare_paired
+
+    assert compare_paired({"a": False}, {"a": True}).difference_ci == (-1.0, 1.0)
+    # two cases alike have no spread
+    assert compare_paired({"a": False, "b": False}, {"a": True, "b": True}).difference_ci == (1.0, 1.0)
+
+
+def test_the_difference_interval_stays_within_minus_one_and_one() -> None:
+    from pytest_llmjudge.gating.statistics import compare_paired
+
+    # unclipped: −0.667 ± 0.653, +0.667 ± 0.653
+    worse = compare_paired({"a": True, "b": True, "c": True}, {"a": False, "b": False, "c": True})
+    assert worse.difference_ci == (-1.0, pytest.approx(-0.013345338487))
+    better = compare_paired({"a": False, "b": False, "c": True}, {"a": True, "b": True, "c": True})
+    assert better.difference_ci == (pytest.approx(0.013345338487), 1.0)
+
+
+def test_a_comparison_stores_its_minimum_detectable_effect() -> None:
+    from pytest_llmjudge.gating.statistics import compare_paired
+
+    base = {f"c{i}": True for i in range(40)}
+    found = compare_paired(base, {f"c{i}": i % 4 != 0 for i in range(40)}).to_dict()
+    assert found["mde"] == pytest.approx(0.194254983779)
+    assert compare_paired({"a": True}, {"a": True}).to_dict()["mde"] is None
+
+
+# -- second pass: who judged -----------------------------------------------------------------------
+
+
+def test_judges_with_as_many_verdicts_are_ordered_by_model_string_then_snapshot() -> None:
+    from pytest_llmjudge.gating.drift import SeenJudge, judges_seen
+    from pytest_llmjudge.gating.records import SampleRecord
+
+    def record(case: str, model: str, snapshot: str, fingerprint: str | None) -> CaseRecord:
+        sample = SampleRecord(0, True, answered_model=snapshot, answered_fingerprint=fingerprint)
+        return CaseRecord("B", case, "pass", model=model, samples=(sample,))
+
+    records = [
+        record("c1", "b:x", "a-1", None),
+        record("c2", "a:y", "z-1", "1f"),
+        record("c3", "a:y", "z-1", None),
+    ]
+    # a fingerprint not known sorts first, also before one that starts with a digit
+    assert judges_seen(records) == (
+        SeenJudge("a:y", "z-1", None, 1),
+        SeenJudge("a:y", "z-1", "1f", 1),
+        SeenJudge("b:x", "a-1", None, 1),
+    )
+
+
+def test_counted_judges_with_as_many_verdicts_are_ordered_by_fingerprint() -> None:
+    from pytest_llmjudge.gating.drift import SeenJudge
+    from pytest_llmjudge.gating.judge_drift import judges_counted
+
+    answers = [("a:m", "m-1", "fp_b"), ("a:m", "m-1", "fp_a"), ("a:m", "m-1", "1f"), ("a:m", "m-1", None)]
+    assert judges_counted(answers) == (
+        SeenJudge("a:m", "m-1", None, 1),
+        SeenJudge("a:m", "m-1", "1f", 1),
+        SeenJudge("a:m", "m-1", "fp_a", 1),
+        SeenJudge("a:m", "m-1", "fp_b", 1),
+    )
+
+
+def test_verdicts_that_stay_pass_are_no_flip() -> None:
+    from pytest_llmjudge.gating.judge_drift import drift_of
+
+    def case(case_id: str, result: str) -> dict[str, object]:
+        return {"id": case_id, "result": result, "calibration": False, "produced": {"text": "o"}}
+
+    baseline = {
+        "benchmarks": [{"code": "B", "cases": [case("a", "pass"), case("b", "pass"), case("c", "fail")]}]
+    }
+    (drift,) = drift_of(baseline, {"B": {"a": True, "b": True, "c": True}}, {})
+    assert (drift.rejudged, drift.pass_to_fail, drift.fail_to_pass) == (3, 0, 1)
+
+
+# -- second pass: pairwise figures and the calibration of a run ----------------------------------
+
+
+def test_a_run_that_could_just_see_the_margin_clears_the_candidate() -> None:
+    from pytest_llmjudge.gating.pairwise_stats import benchmark_figures
+
+    # 60 ties: 6 of 60 discordant pairs would be significant, half of that a win rate of 0.05
+    figures = benchmark_figures(["tie"] * 60, margin=0.05)
+    assert (figures.mde, figures.verdict) == (0.05, "no significant difference")
+
+
+def test_a_lower_bound_exactly_at_one_half_less_the_margin_is_non_inferior() -> None:
+    from pytest_llmjudge.gating.pairwise_stats import benchmark_figures
+
+    figures = benchmark_figures(["loss"] * 4, margin=0.5)
+    assert (figures.win_rate_ci[0], figures.non_inferior) == (0.0, True)
+
+
+def test_errored_and_skipped_cases_do_not_count_toward_the_corrected_rate() -> None:
+    from pytest_llmjudge.gating.calibration_run import calibrate
+
+    records = [
+        CaseRecord("B", "l1", "pass", case_label="pass", judge_pass=True),
+        CaseRecord("B", "l2", "fail", case_label="fail", judge_pass=False),
+        CaseRecord("B", "u1", "pass"),
+        CaseRecord("B", "u2", "fail"),
+        CaseRecord("B", "u3", "error"),
+        CaseRecord("B", "u4", "skip"),
+    ]
+    [found] = calibrate(records, None)
+    assert (found.corrected.theta, found.corrected.low, found.corrected.high) == (0.5, 0.0, 1.0)
+
+
+def test_a_benchmark_without_labels_minimums_or_a_stored_calibration_has_none(tmp_path: Path) -> None:
+    from pytest_llmjudge.gating.calibration_run import calibrate
+    from pytest_llmjudge.gating.records import JudgeFacts, JudgeFingerprint
+
+    judge = JudgeFacts(fingerprint=JudgeFingerprint("openai:judge", {}, "d1", FINGERPRINT))
+    records = [CaseRecord("B", "c1", "pass", judge=judge), CaseRecord("B", "c2", "fail", judge=judge)]
+    assert calibrate(records, tmp_path) == []
