@@ -963,7 +963,9 @@ class InFlight:
             self.now -= 1
 
 
-def test_a_judge_servers_own_slots_bound_its_calls_in_flight(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_judge_servers_own_slots_bound_its_calls_in_flight(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from dataclasses import replace
 
     class Served(FunctionModel):
@@ -1012,3 +1014,44 @@ def test_a_task_servers_own_slots_bound_its_task_calls_in_flight(
     host.close()
     assert [passed(o) for o in found.values()] == [True] * 4 and len(task.calls) == 4
     assert flight.most == 1
+
+
+def _batched_task_run(tmp_path: Path, **settings: Any) -> tuple[dict[str, Outcome], InFlight]:
+    """Four code cases whose model task's calls go through a batch API (one that answers at once),
+    each call held for a moment."""
+    from pytest_llmjudge.models.batching import BatchJudgeModel
+
+    from .fakes import model_task_cases
+
+    task, flight = TaskModel(), InFlight()
+
+    def answer(messages: Any, info: Any) -> Any:
+        flight.hold()
+        return task(messages, info)
+
+    class AnsweringBatch(BatchJudgeModel):
+        async def request(self, *args: Any, **kwargs: Any) -> Any:
+            return await self.wrapped.request(*args, **kwargs)
+
+    batch = AnsweringBatch(FunctionModel(answer, model_name="task"), "fake:task", "on", None, 60.0)  # type: ignore[arg-type]
+    lines = "".join(f"  - {{id: c{i}, source_narrative: alpha {i}}}\n" for i in range(4))
+    checks = "evaluator_type: code\nchecks:\n  - {type: contains, value: said}\n"
+    cases = model_task_cases(Project(tmp_path), "M", lines, task_extra=checks)
+    host = service(tmp_path, batch="on", **settings)
+    host.tasks.step.model_of = lambda value, base_url: batch
+    found = outcomes(host, cases)
+    host.close()
+    return found, flight
+
+
+def test_a_batched_model_tasks_calls_are_all_in_flight_past_the_task_concurrency(tmp_path: Path) -> None:
+    found, flight = _batched_task_run(tmp_path, task_concurrency=1)
+    assert [passed(o) for o in found.values()] == [True] * 4
+    assert flight.most > 1  # task_concurrency=1 would hold them to one at a time
+
+
+def test_a_batched_model_task_call_may_run_past_the_task_timeout_within_the_batch_wait(
+    tmp_path: Path,
+) -> None:
+    found, _ = _batched_task_run(tmp_path, task_timeout=0.05, batch_wait=5.0)
+    assert [passed(o) for o in found.values()] == [True] * 4
