@@ -10,7 +10,6 @@ import io
 import json
 import textwrap
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -20,17 +19,7 @@ from pytest_llmjudge.tasks.build import TaskOptions, build_task
 from pytest_llmjudge.tasks.model_task import ModelTask
 from pytest_llmjudge.tasks.output_cache import output_key
 from pytest_llmjudge.tasks.prompt_template import load_prompt_template
-from pytest_llmjudge.tasks.sandbox import TemplateLimitError, compile_template, render
-
-
-def rendered(source: str, **context: Any) -> str:
-    return render(compile_template(source), context)
-
-
-def refused(source: str, **context: Any) -> str:
-    with pytest.raises(TemplateLimitError) as caught:
-        rendered(source, **context)
-    return str(caught.value)
+from tests.tasks.units.test_sandbox import refused, rendered
 
 
 def too_large(size: int) -> str:
