@@ -130,9 +130,8 @@ class VerdictCache:
         ``batch_seconds`` after its first verdict arrived (and the rest on ``close``):
         a commit costs five times an insert, and a run's verdicts arrive in bursts.
 
-        ``read_only`` opens an existing file without ever writing to it: ``put`` stores nothing
-        and ``close`` does not record which entries were used. (In a writable folder SQLite keeps
-        its ``-shm`` and ``-wal`` files beside a WAL-mode file it reads; see ``connect_read_only``.)"""
+        ``read_only`` never writes to the file (SQLite may keep ``-shm``/``-wal`` files beside it:
+        ``connect_read_only``): ``put`` stores nothing, ``close`` records no entry as used."""
         self.path = path
         self.read_only = read_only
         self._batch = batch
