@@ -139,6 +139,9 @@ def _sample(sample: Sample) -> SampleRecord:
         cached_input_tokens=sample.cached_input_tokens,
         cost_usd=sample.cost_usd,
         saved_usd=sample.saved_usd,
+        answered_model=sample.answered_by.model if sample.answered_by else None,
+        answered_fingerprint=sample.answered_by.fingerprint if sample.answered_by else None,
+        model_latency_s=sample.model_latency_s,
     )
 
 
