@@ -64,6 +64,8 @@ LEFT_OUT = (
     "tests/test_collection.py::test_xdist_runs_benchmarks_in_parallel",
     "tests/test_gates_output.py::test_under_xdist_a_partial_selection_is_a_partial_gate",
     "tests/test_gates_output.py::test_under_xdist_failures_carry_their_reason_in_the_short_summary_and_junit",
+    "tests/test_cache_integrity.py::test_a_damaged_cache_is_one_usage_error_in_every_mode[-n2-zeros]",
+    "tests/test_cache_integrity.py::test_a_damaged_cache_is_one_usage_error_in_every_mode[-n2-foreign]",
 )
 # Appended to the scratch's tests/conftest.py. mutmut forks each mutant's run from a process that
 # already ran the tests on the unchanged code: a function behind a cache (``functools.cache``,
