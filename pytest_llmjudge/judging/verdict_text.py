@@ -153,16 +153,15 @@ def _last_fence(answer: str) -> tuple[str, str] | None:
 
 
 def _json_object(body: str) -> dict[str, Any]:
-    """The JSON object in a fenced block; a cut-off object is ``truncation``."""
+    """The JSON object in a fenced block (one that starts with ``{``: what decodes is an object);
+    a cut-off object is ``truncation``."""
     start = body.find("{")
     try:
-        value, _ = json.JSONDecoder().raw_decode(body, start)
+        value: dict[str, Any] = json.JSONDecoder().raw_decode(body, start)[0]
     except json.JSONDecodeError as exc:
         if _ends_inside(body, exc):
             raise _Unreadable("truncation", f"the JSON verdict is cut off: {exc.msg}") from None
         raise _Unreadable("format_error", f"the JSON verdict does not parse: {exc}") from None
-    if not isinstance(value, dict):
-        raise _Unreadable("format_error", "the JSON verdict is not an object")
     return value
 
 
