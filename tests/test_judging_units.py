@@ -240,6 +240,26 @@ def test_verdict_json_defaults_and_integer_scores() -> None:
     assert isinstance(read.score, float)
 
 
+@pytest.mark.parametrize("confidence", ["high", "medium", "low", None])
+def test_every_confidence_level_and_no_score_read_back(confidence: Any) -> None:
+    data = {"pass": True, "reason": "ok", "score": None, "confidence": confidence}
+    assert Verdict.from_json(data) == Verdict(True, "ok", None, confidence, False, "")
+
+
+def test_a_damaged_pairwise_verdict_says_what_it_is_in_the_cache_warning() -> None:
+    """The cache reads a stored verdict as a single one, then as a pairwise one: what the second
+    says is the damage its warning quotes."""
+    for data, message in (
+        ([], "a pairwise verdict is a JSON object"),
+        ({"winner": "a", "reason": "r"}, '\'winner\' must be "A", "B" or "tie"'),
+        ({"winner": "tie", "reason": None}, "'reason' must be a string"),
+    ):
+        with pytest.raises(TypeError) as raised:
+            PairwiseVerdict.from_json(data)
+        assert str(raised.value) == message
+    assert PairwiseVerdict.from_json({"winner": "tie", "reason": "alike"}) == PairwiseVerdict("tie", "alike")
+
+
 @pytest.mark.parametrize(
     ("data", "message"),
     [
@@ -558,6 +578,28 @@ def test_invalid_arguments_continue_the_conversation_billing_both_responses() ->
     assert seen[1][1].parts[0].args == {"pass": "maybe", "reason": "r"}  # type: ignore[union-attr]
     # the retry is asked with the prompt file's instructions, as the first request was
     assert [getattr(m, "instructions", None) for m in seen[1]] == ["Be strict.", None, "Be strict."]
+
+
+def test_an_invalid_answer_is_asked_again_twice_then_fails() -> None:
+    """``OUTPUT_RETRIES`` (2): two invalid answers and a third valid one is a verdict; three invalid
+    answers are an invalid-output failure after three billed requests."""
+
+    def answers(invalid: int) -> Answer:
+        seen: list[int] = []
+
+        def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+            seen.append(1)
+            wrong = len(seen) <= invalid
+            return tool_call({"pass": "maybe", "reason": "r"} if wrong else {"pass": True, "reason": "ok"})(
+                messages, info
+            )
+
+        return respond
+
+    verdict, usage = judged(REQUEST, answers(2))
+    assert (verdict.passed, verdict.reason, usage.requests) == (True, "ok", 3)
+    raised = failure(REQUEST, answers(3))
+    assert raised.kind == "invalid-output" and raised.usage is not None and raised.usage.requests == 3
 
 
 def test_a_call_to_an_unknown_tool_goes_back_to_the_agent() -> None:

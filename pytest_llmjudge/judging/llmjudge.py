@@ -79,9 +79,9 @@ def load_llmjudge() -> None:
     import pydantic_evals.evaluators.llm_as_a_judge  # noqa: F401
 
 
-def _agent(request: CompiledRequest) -> Any:
-    """LLMJudge(include_input=True, include_expected_output=True) always uses this agent; a case
-    without ground truth simply has no <ExpectedOutput> section."""
+def _agent() -> Any:
+    """LLMJudge(include_input=True, include_expected_output=True) always uses this agent, whatever
+    the request; a case without ground truth simply has no <ExpectedOutput> section."""
     from .evals_adapter import judge_agent
 
     return judge_agent()
@@ -114,7 +114,7 @@ async def capture_template(
 ) -> RequestTemplate | None:
     """The request LLMJudge's agent would send to ``model`` for ``request``; None if not reusable."""
     try:
-        await _agent(request).run(
+        await _agent().run(
             user_prompt(request),
             model=OneVoiceModel(_CaptureModel(model), request.prompt_style),
             model_settings=settings,
@@ -135,7 +135,7 @@ async def capture_template(
 
 
 def _template_key(request: CompiledRequest) -> tuple[str, str]:
-    return (str(_agent(request).name), request.instructions)
+    return (str(_agent().name), request.instructions)
 
 
 async def judge_once(request: CompiledRequest, config: JudgeConfig) -> tuple[Verdict, Usage]:
@@ -243,7 +243,7 @@ async def _judge_text(request: CompiledRequest, config: JudgeConfig) -> tuple[Ve
     from .verdict_text import parse_verdict
 
     ran = await billed_run(
-        _agent(request),
+        _agent(),
         user_prompt(request),
         config,
         OneVoiceModel(config.model, request.prompt_style),
@@ -253,15 +253,13 @@ async def _judge_text(request: CompiledRequest, config: JudgeConfig) -> tuple[Ve
         instructions=request.instructions or None,
     )
     messages, usage = ran.messages, ran.usage
-    finish = getattr(ran.response, "finish_reason", None)
-    parsed = parse_verdict(ran.output, finish_reason=finish)
-    if parsed.verdict is None:
-        error = parsed.error
-        kind = error.type if error else "format_error"
+    parsed = parse_verdict(ran.output, finish_reason=ran.response.finish_reason)
+    if parsed.error is not None:  # no verdict: what kept it from being read
+        kind = parsed.error.type
         # A reply cut off at the token limit will be cut off again: only unreadable ones retry.
-        message = error.message if error else "no verdict in the answer"
-        raise JudgeFailure(kind, message, kind != "truncation", usage=usage)
-    verdict = replace(parsed.verdict, format=parsed.format or "", answered=answered_by(messages))
+        raise JudgeFailure(kind, parsed.error.message, kind != "truncation", usage=usage)
+    assert parsed.verdict is not None and parsed.format is not None  # read: both are known
+    verdict = replace(parsed.verdict, format=parsed.format, answered=answered_by(messages))
     return verdict, usage
 
 
@@ -270,7 +268,7 @@ async def _run_agent(
 ) -> tuple[Verdict, Usage]:
     """The agent's run, from the start or (``history``) from the first request and its response."""
     ran = await billed_run(
-        _agent(request),
+        _agent(),
         None if history else user_prompt(request),
         config,
         OneVoiceModel(config.model, request.prompt_style),

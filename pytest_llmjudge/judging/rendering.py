@@ -89,7 +89,7 @@ def _through_agent(request: CompiledRequest) -> tuple[list[ModelMessage], list[T
     model = stand_in(SNAPSHOT_ANSWER, capture)
     prompt = user_prompt(request)
     run_sync(
-        _agent(request).run(
+        _agent().run(
             prompt,
             model=OneVoiceModel(model, request.prompt_style),
             output_type=JudgeVerdict if request.prompt_style == "no_reasoning" else str,
