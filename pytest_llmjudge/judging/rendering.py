@@ -120,8 +120,7 @@ def _format_request(messages: list[ModelMessage], schema: list[str]) -> str:
         if isinstance(message, ModelRequest) and message.instructions:
             lines += ["=== instructions ===", message.instructions.strip()]
         for part in message.parts:
-            kind = getattr(part, "part_kind", type(part).__name__)
-            content = getattr(part, "content", "")
+            content = getattr(part, "content", "")  # request parts of other kinds carry none
             text = content if isinstance(content, str) else json.dumps(content, default=str)
-            lines += [f"=== {kind} ===", text.strip()]
+            lines += [f"=== {part.part_kind} ===", text.strip()]
     return "\n".join([*lines, *schema]) + "\n"
