@@ -852,6 +852,22 @@ def blows_up(ctx: Any) -> bool:
     raise ValueError("broken check")
 
 
+def all_fine(ctx: Any) -> dict[str, Any]:
+    return {"long": EvaluationReason(True, "fine"), "polite": True}
+
+
+def fine_and_why(ctx: Any) -> tuple[bool, str]:
+    return True, "long enough"
+
+
+def no_reason_given(ctx: Any) -> EvaluationReason:
+    return EvaluationReason(value=False)
+
+
+def reads_spans(ctx: Any) -> bool:
+    return bool(ctx.span_tree)
+
+
 NOT_CALLABLE = 3
 
 
@@ -866,8 +882,10 @@ def test_passing_checks_say_how_many_passed() -> None:
         CheckSpec(type="equals_expected"),
         CheckSpec(type="is_instance", value="str"),
         python("seen_context"),
+        python("all_fine"),
+        python("fine_and_why"),
     ]
-    assert run_checks(CASE, checks) == Verdict(True, "all 5 deterministic check(s) passed", 1.0)
+    assert run_checks(CASE, checks) == Verdict(True, "all 7 deterministic check(s) passed", 1.0)
 
 
 @pytest.mark.parametrize(
@@ -887,6 +905,7 @@ def test_passing_checks_say_how_many_passed() -> None:
         (python("says_no_quietly"), f"check 2 {__name__}:says_no_quietly failed"),
         (python("mixed_results"), f"check 2 {__name__}:mixed_results failed"),
         (python("explains"), f"check 2 {__name__}:explains failed: no greeting"),
+        (python("no_reason_given"), f"check 2 {__name__}:no_reason_given failed"),
     ],
 )
 def test_the_first_failing_check_is_named(check: CheckSpec, reason: str) -> None:
@@ -913,6 +932,14 @@ def test_a_python_check_sees_the_case() -> None:
         "Hello world",
         "Hello world",
         0.0,
+    )
+    assert (ctx.attributes, ctx.metrics) == ({}, {})  # what a check may record: nothing yet
+
+
+def test_a_python_check_reading_spans_is_told_none_were_recorded() -> None:
+    outcome = checked(python("reads_spans"))
+    assert outcome.failure == JudgeFailure(
+        "check-error", "SpanTreeRecordingError: deterministic check: no spans recorded"
     )
 
 
