@@ -649,6 +649,8 @@ def test_structured_text_that_is_no_verdict_says_why_and_is_retried(mode: Any, a
     profile = ModelProfile(supports_json_schema_output=True, default_structured_output_mode=mode)
     raised = failure(REQUEST, text(answer), profile=profile)
     assert replace(raised, usage=None) == JudgeFailure("invalid-output", why, True)
+    assert raised.usage is not None and raised.usage.requests == 1  # billed, as every attempt
+    assert (raised.usage.input_tokens, raised.usage.output_tokens) == (USED.input_tokens, USED.output_tokens)
 
 
 def test_the_request_is_captured_once_per_agent_and_instructions() -> None:
