@@ -1052,6 +1052,24 @@ def test_an_invalid_pairwise_answer_is_asked_again() -> None:
     )
 
 
+def test_an_invalid_pairwise_answer_is_asked_again_twice_then_fails() -> None:
+    def answers(invalid: int) -> Answer:
+        calls: list[int] = []
+
+        def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+            calls.append(1)
+            return tool_call({"winner": "a" if len(calls) <= invalid else "B", "reason": "r"})(messages, info)
+
+        return respond
+
+    verdict, usage = judged_pair(PAIR, answers(2))
+    assert (verdict, usage.requests) == (PairwiseVerdict("B", "r"), 3)
+    with pytest.raises(JudgeFailure) as raised:
+        judged_pair(PAIR, answers(3))
+    assert raised.value.kind == "invalid-output"
+    assert raised.value.usage is not None and raised.value.usage.requests == 3
+
+
 def test_an_unreadable_pairwise_answer_is_billed() -> None:
     with pytest.raises(JudgeFailure) as raised:
         judged_pair(COT_PAIR, text("no idea"))
@@ -1090,6 +1108,8 @@ def test_a_pairwise_provider_error_is_classified() -> None:
             PairwiseVerdict("A", "final"),
         ),
         ('{{"winner": "B", "reason": "doubled brace"}', PairwiseVerdict("B", "doubled brace")),
+        ('note {oops} {"winner": "A", "reason": "r"} and {broken', PairwiseVerdict("A", "r")),
+        ('{"a": 1} {"winner": "B", "reason": "mid"} {"b": {"c": 2}}', PairwiseVerdict("B", "mid")),
     ],
 )
 def test_a_pairwise_text_answer_is_its_last_object_naming_a_winner(

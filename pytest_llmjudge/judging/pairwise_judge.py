@@ -28,7 +28,7 @@ from .llmjudge import OUTPUT_RETRIES
 from .pairwise_verdict import PairwiseAnswer, PairwiseVerdict
 from .rendering import run_sync
 from .verdict import JudgeFailure, Usage
-from .verdict_text import strip_reasoning
+from .verdict_text import json_candidates, strip_reasoning
 
 AGENT_NAME = "pairwise_judge"
 SNAPSHOT_ANSWER = {"winner": "tie", "reason": "snapshot"}  # what the stand-in model answers
@@ -80,18 +80,10 @@ def read_pairwise_text(text: str | None) -> PairwiseVerdict:
     """The answer of a chain-of-thought pairwise reply: the last JSON object naming a ``winner``
     after the reasoning blocks; ``JudgeFailure`` (retried) when there is none."""
     answer, _ = strip_reasoning(text or "")
-    decoder = json.JSONDecoder()
-    found: Any = None
-    position = answer.find("{")
-    while position != -1:
-        try:
-            value, end = decoder.raw_decode(answer, position)
-        except json.JSONDecodeError:
-            position = answer.find("{", position + 1)
-            continue
-        if isinstance(value, dict) and "winner" in value:
+    found: dict[str, Any] | None = None
+    for _, value, _ in json_candidates(answer):
+        if value is not None and "winner" in value:
             found = value
-        position = answer.find("{", end)
     if found is None:
         raise JudgeFailure("format_error", "no JSON object with a winner in the answer", True)
     try:
@@ -113,12 +105,11 @@ def output_tools(request: PairwiseRequest) -> list[tuple[str, Mapping[str, Any]]
         def capture(messages: list[ModelMessage], info: AgentInfo) -> None:
             seen.extend((t.name, t.parameters_json_schema) for t in info.output_tools)
 
-        run_sync(
+        run_sync(  # the tools depend on the output type alone: any prompt will do
             _agent(request).run(
-                pairwise_user_prompt(request),
+                "",
                 model=stand_in(SNAPSHOT_ANSWER, capture),
                 output_type=str if style != "no_reasoning" else PairwiseAnswer,
-                instructions=request.instructions or None,
             )
         )
         _TOOLS[style] = seen

@@ -176,7 +176,9 @@ def _ends_inside(text: str, exc: json.JSONDecodeError) -> bool:
     )
 
 
-def _json_candidates(answer: str) -> Iterator[tuple[int, dict[str, Any] | None, json.JSONDecodeError | None]]:
+def json_candidates(answer: str) -> Iterator[tuple[int, dict[str, Any] | None, json.JSONDecodeError | None]]:
+    """Each JSON object in ``answer`` from left to right, where it starts: the object, or the error
+    that kept the text from ``{`` on from decoding (the next ``{`` is tried after it)."""
     decoder = json.JSONDecoder()
     position = answer.find("{")
     while position != -1:
@@ -211,7 +213,7 @@ def _last_json_verdict(answer: str) -> dict[str, Any] | None:
     found: dict[str, Any] | None = None
     found_at = -1
     cut_off: tuple[int, json.JSONDecodeError] | None = None
-    for position, value, error in _json_candidates(answer):
+    for position, value, error in json_candidates(answer):
         if value is not None and _is_verdict_like(value):
             found, found_at = value, position
         elif error is not None and '"' in answer[position:] and _ends_inside(answer, error):
