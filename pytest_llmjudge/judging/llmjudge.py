@@ -120,8 +120,7 @@ async def capture_template(
             model_settings=settings,
             output_type=JudgeVerdict,
             instructions=request.instructions or None,
-            retries=OUTPUT_RETRIES,
-        )
+        )  # no output is ever read: the first request stops the run
     except _Captured as captured:
         first = captured.messages
         if len(first) == 1 and isinstance(first[0], ModelRequest):
