@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import gzip
 import re
+import zlib
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from decimal import Decimal
@@ -1192,3 +1194,67 @@ def test_what_waits_is_counted_in_requests_and_batches(tmp_path: Path) -> None:
     store.put("k1", PendingRecord("b1", "r2", None))
     store.put("k2", PendingRecord("b2", "r3", None))
     assert pending_reason(store) == f"pending: 3 requests in 2 batches; {hint}"
+
+
+# -- response_cap.CappedTransport ------------------------------------------------------------------
+
+
+def through_cap(
+    headers: list[tuple[str, str]], body: bytes, limit: int = 10_000
+) -> tuple[httpx.Response, bytes]:
+    """A GET through the capped transport to a server answering ``headers`` and ``body``: the
+    response as the SDK gets it, its body read whole; the request as the server got it is kept."""
+    from pytest_llmjudge.models.response_cap import CappedTransport
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        SENT.append(request)
+        return httpx.Response(200, headers=headers, content=body, extensions={"http_version": b"HTTP/1.1"})
+
+    async def get() -> tuple[httpx.Response, bytes]:
+        transport = CappedTransport(httpx.MockTransport(answer), limit)
+        # a client that would accept brotli and zstd too (httpx does when their packages are there)
+        async with httpx.AsyncClient(
+            transport=transport, headers={"Accept-Encoding": "gzip, br, zstd"}
+        ) as client:
+            response = await client.get("http://judge.test/v1/chat/completions")
+            return response, await response.aread()
+
+    return asyncio.run(get())
+
+
+SENT: list[httpx.Request] = []
+
+
+@pytest.mark.parametrize(
+    ("encoding", "encode"),
+    [
+        ("gzip", gzip.compress),
+        ("GZIP ", gzip.compress),
+        ("x-gzip", gzip.compress),
+        ("deflate", zlib.compress),
+        ("identity, gzip", gzip.compress),
+    ],
+)
+def test_a_compressed_answer_is_decoded_and_its_encoding_headers_dropped(encoding: str, encode: Any) -> None:
+    body = b'{"answer": "' + b"x" * 500 + b'"}'
+    response, read = through_cap([("Content-Encoding", encoding), ("X-Other", "kept")], encode(body))
+    assert read == body
+    assert "content-encoding" not in response.headers and "content-length" not in response.headers
+    assert response.headers["x-other"] == "kept"
+    assert SENT[-1].headers["accept-encoding"] == "gzip, deflate"  # only what the cap can decode
+    assert response.extensions == {"http_version": b"HTTP/1.1"}
+
+
+def test_an_identity_answer_keeps_its_length() -> None:
+    response, read = through_cap([("Content-Encoding", "identity")], b"plain")
+    assert read == b"plain" and response.headers["content-length"] == "5"
+    assert response.headers["content-encoding"] == "identity"
+
+
+@pytest.mark.parametrize(("encoding", "named"), [("br", "br"), ("BR", "br"), ("compress, gzip", "compress")])
+def test_an_answer_in_an_encoding_the_cap_cannot_read_is_refused(encoding: str, named: str) -> None:
+    with pytest.raises(UnreadableResponse) as raised:
+        through_cap([("Content-Encoding", encoding)], gzip.compress(b"{}"))
+    assert raised.value.failure == JudgeFailure(
+        "invalid-response", f"the judge's response has content encoding {named!r}"
+    )
