@@ -99,3 +99,15 @@ def test_a_package_without_a_test_selection_is_refused() -> None:
     )
     assert ran.returncode == 2
     assert "no test selection for nowhere in [tool.mutmut.packages]" in ran.stderr
+
+
+def test_a_package_leaves_out_only_the_left_out_tests_its_selection_holds(tool: ModuleType) -> None:
+    left_out, LEFT_OUT = tool.left_out, tool.LEFT_OUT
+    assert left_out(["tests/lint"]) == ["tests/lint/test_docs.py::test_the_linter_does_not_import_pytest"]
+    assert left_out(["tests/test_cache.py"]) == []  # not tests/test_cache_integrity.py's
+    integrity = [t for t in LEFT_OUT if t.startswith("tests/test_cache_integrity.py::")]
+    assert (
+        len(integrity) == 2
+        and left_out(["tests/test_cache.py", "tests/test_cache_integrity.py"]) == integrity
+    )
+    assert left_out(["tests/test"]) == []  # a folder name is whole, not a prefix of a file's

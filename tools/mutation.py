@@ -163,16 +163,25 @@ def _scratch(package: str, pyproject: str, tests: list[str], keep: bool) -> Path
         shutil.copytree(ROOT / name, where / name, ignore=ignore)
     with (where / "tests" / "conftest.py").open("a", encoding="utf-8") as conftest:
         conftest.write(FRESH_CACHES)
+    deselected = [f"--deselect={t}" for t in left_out(tests)]
     table = {
         "source_paths": [PACKAGE],
         "also_copy": list(DATA),
         "only_mutate": [_mutated_path(package)],
-        "pytest_add_cli_args": ["-p", "no:cacheprovider", "-q", *(f"--deselect={t}" for t in LEFT_OUT)],
+        # only the package's own left-out tests: another package's list changing leaves it alone
+        "pytest_add_cli_args": ["-p", "no:cacheprovider", "-q", *deselected],
         "pytest_add_cli_args_test_selection": tests,
     }
     lines = ["[tool.mutmut]", *(f"{key} = {json.dumps(value)}" for key, value in table.items())]
     (where / "pyproject.toml").write_text(pyproject.rstrip() + "\n\n" + "\n".join(lines) + "\n")
     return where
+
+
+def left_out(tests: Sequence[str]) -> list[str]:
+    """The tests of ``LEFT_OUT`` that the selection ``tests`` (files and folders) holds."""
+    return [
+        t for t in LEFT_OUT if any(t.split("::")[0] == s or t.startswith(s.rstrip("/") + "/") for s in tests)
+    ]
 
 
 def _retest_not_killed(where: Path) -> int:
