@@ -111,3 +111,22 @@ def test_a_package_leaves_out_only_the_left_out_tests_its_selection_holds(tool: 
         and left_out(["tests/test_cache.py", "tests/test_cache_integrity.py"]) == integrity
     )
     assert left_out(["tests/test"]) == []  # a folder name is whole, not a prefix of a file's
+
+
+def test_every_module_memo_table_is_emptied_before_each_mutants_test(tool: ModuleType) -> None:
+    """A memo table filled by the unchanged code would keep a mutant of what fills it untested."""
+    import re
+
+    found = set()
+    for path in sorted((ROOT / "pytest_llmjudge").rglob("*.py")):
+        module = ".".join(path.relative_to(ROOT).with_suffix("").parts)
+        for name in re.findall(r"^(_[A-Z_]+)(?:: [^=\n]+)? = \{\}", path.read_text(), re.M):
+            found.add(f"{module}.{name}")
+    assert found and sorted(found) == sorted(tool.MEMOS)
+    namespace: dict[str, object] = {"pytest": pytest}
+    exec(tool.FRESH_CACHES, namespace)  # what the scratch's conftest defines
+    from pytest_llmjudge.models import identity
+
+    identity._CLASSES[int] = int
+    namespace["_mutation_clear_caches"]()  # type: ignore[operator]
+    assert identity._CLASSES == {}

@@ -67,11 +67,22 @@ LEFT_OUT = (
     "tests/test_cache_integrity.py::test_a_damaged_cache_is_one_usage_error_in_every_mode[-n2-zeros]",
     "tests/test_cache_integrity.py::test_a_damaged_cache_is_one_usage_error_in_every_mode[-n2-foreign]",
 )
+# The package's module-level memo tables (``_NAME: dict[...] = {}``, filled on first use): what
+# they hold was built by the unchanged code (``tests/test_mutants_tool.py`` finds every one).
+MEMOS = (
+    "pytest_llmjudge.judging.rendering._SNAPSHOT_TEMPLATES",
+    "pytest_llmjudge.judging.pairwise_judge._AGENTS",
+    "pytest_llmjudge.judging.pairwise_judge._TOOLS",
+    "pytest_llmjudge.models.identity._CLASSES",
+)
 # Appended to the scratch's tests/conftest.py. mutmut forks each mutant's run from a process that
 # already ran the tests on the unchanged code: a function behind a cache (``functools.cache``,
-# ``lru_cache``) would answer from it, and the mutants of what it calls would go untested. Each
-# test starts with the package's caches empty.
-FRESH_CACHES = """
+# ``lru_cache``) or a memo table would answer from it, and the mutants of what built it would go
+# untested. Each test starts with the package's caches and memo tables empty.
+FRESH_CACHES = f"""
+
+
+_MUTATION_MEMOS = {MEMOS!r}
 
 
 def _mutation_clear_caches():
@@ -82,6 +93,10 @@ def _mutation_clear_caches():
             for _value in list(vars(_module).values()):
                 if callable(getattr(_value, "cache_clear", None)):
                     _value.cache_clear()
+    for _memo in _MUTATION_MEMOS:
+        _module_name, _, _table = _memo.rpartition(".")
+        if _module_name in _sys.modules:
+            getattr(_sys.modules[_module_name], _table).clear()
 
 
 @pytest.fixture(autouse=True)
