@@ -418,6 +418,8 @@ def test_a_compatible_model_makes_one_request_per_attempt(fake: FakeOpenAI) -> N
         ("openai:llama3", "http://h:8000/v1/", "openai:llama3@http://h:8000/v1"),
         ("llama3", " http://u:pw@h:8000 ", "openai:llama3@http://h:8000"),
         ("ollama:llama3:8b", "http://h:8000/v1", "openai:ollama:llama3:8b@http://h:8000/v1"),
+        # a fine-tuned model's name has colons of its own
+        ("openai:ft:gpt-4o:acme:x1", "http://h:8000/v1", "openai:ft:gpt-4o:acme:x1@http://h:8000/v1"),
         ("openai:m", "http://h:8000/v1?api-key=abcdefgh", "openai:m@http://h:8000/v1?api-key=[redacted]"),
     ],
 )
