@@ -32,14 +32,18 @@ def _refused(exc: BaseException) -> tuple[bool, str]:
     while current is not None and id(current) not in seen:
         seen.add(id(current))
         refused = refused or isinstance(current, ConnectionRefusedError) or "refused" in str(current).lower()
-        try:  # httpx raises RuntimeError for an error without its request
-            request = getattr(current, "_request", None) or getattr(current, "request", None)
-        except RuntimeError:
-            request = None
-        if not url and request is not None and getattr(request, "url", None) is not None:
-            url = str(request.url)
+        url = url or _url_of(current)
         current = current.__cause__ or current.__context__
     return refused, url
+
+
+def _url_of(error: BaseException) -> str:
+    """The URL of the request ``error`` was raised for; "" when it carries none."""
+    try:
+        url = getattr(getattr(error, "request", None), "url", None)
+    except RuntimeError:  # httpx's error without its request raises it
+        return ""
+    return "" if url is None else str(url)
 
 
 def _carried(exc: BaseException) -> UnreadableResponse | CarriedFailure | None:
