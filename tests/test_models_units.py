@@ -1260,3 +1260,20 @@ def test_an_answer_in_an_encoding_the_cap_cannot_read_is_refused(encoding: str, 
     assert raised.value.failure == JudgeFailure(
         "invalid-response", f"the judge's response has content encoding {named!r}"
     )
+
+
+def test_pending_requests_are_kept_below_a_folder_made_on_first_write(tmp_path: Path) -> None:
+    from pytest_llmjudge.models.pending_batches import PendingRecord, PendingStore
+
+    store = PendingStore(tmp_path / ".llmjudge" / "batches")  # neither folder exists yet
+    assert list(store.records()) == []
+    # the key names a stored file: an earlier run's pending requests are found by it
+    key = store.key("abc123", "openai:gpt-4o")
+    assert key == "6c15e0f00e84b4b7b3e8ffad5d31d9a0b71b5b5efe71a3c4e526a7089bef5583"
+    assert store.key("abc123", "openai:gpt-4o-mini") != key != store.key("abc124", "openai:gpt-4o")
+    record = PendingRecord("batch_1", "resp_1", {"parts": [{"content": "héllo"}]})
+    store.put(key, record)
+    assert [p.name for p in store.folder.iterdir()] == [f"{key}.json"]  # no temporary file left
+    assert store.waiting(key) == [record] and list(store.records()) == [record]
+    store.remove(key, "resp_1")
+    assert store.waiting(key) == []
