@@ -533,6 +533,8 @@ def test_a_served_model_gets_the_run_key_only_when_it_may(monkeypatch: pytest.Mo
     monkeypatch.setenv("LLMJUDGE_API_KEY", "sk-llmjudge-key-2")
     assert build_model("llama3", "http://127.0.0.1:9/v1").client.api_key == "sk-llmjudge-key-2"  # type: ignore[attr-defined]
     assert build_model("llama3", "http://127.0.0.1:9/v1", send_key=False).client.api_key == "no-key-needed"  # type: ignore[attr-defined]
+    fine_tuned: Any = build_model("openai:ft:gpt-4o:acme:x1", "http://127.0.0.1:9/v1")
+    assert fine_tuned.model_name == "ft:gpt-4o:acme:x1"  # its own colons kept
 
 
 def test_a_served_model_sends_from_the_judge_process_when_given_one(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -1210,7 +1212,8 @@ def through_cap(
 
     def answer(request: httpx.Request) -> httpx.Response:
         SENT.append(request)
-        return httpx.Response(200, headers=headers, content=body, extensions={"http_version": b"HTTP/1.1"})
+        stream = httpx.ByteStream(body)  # streamed, as a server sends it
+        return httpx.Response(200, headers=headers, stream=stream, extensions={"http_version": b"HTTP/1.1"})
 
     async def get() -> tuple[httpx.Response, bytes]:
         transport = CappedTransport(httpx.MockTransport(answer), limit)
@@ -1235,6 +1238,7 @@ SENT: list[httpx.Request] = []
         ("x-gzip", gzip.compress),
         ("deflate", zlib.compress),
         ("identity, gzip", gzip.compress),
+        ("deflate", lambda data: zlib.compress(data, wbits=-zlib.MAX_WBITS)),  # raw deflate, no header
     ],
 )
 def test_a_compressed_answer_is_decoded_and_its_encoding_headers_dropped(encoding: str, encode: Any) -> None:
@@ -1277,3 +1281,30 @@ def test_pending_requests_are_kept_below_a_folder_made_on_first_write(tmp_path: 
     assert store.waiting(key) == [record] and list(store.records()) == [record]
     store.remove(key, "resp_1")
     assert store.waiting(key) == []
+
+
+def test_an_answer_exactly_at_the_cap_is_read_and_one_byte_more_is_not() -> None:
+    body = b"x" * 100
+    assert through_cap([], body, limit=100)[1] == body
+    assert through_cap([("Content-Encoding", "gzip")], gzip.compress(body), limit=100)[1] == body
+    for headers, sent in (([], body + b"y"), ([("Content-Encoding", "gzip")], gzip.compress(body + b"y"))):
+        with pytest.raises(UnreadableResponse) as raised:
+            through_cap(headers, sent, limit=100)
+        assert raised.value.failure == JudgeFailure(
+            "response-too-large",
+            "the judge's response is larger than the 100-byte cap (--llmjudge-max-response-bytes); "
+            "the rest was not read",
+        )
+
+
+def test_a_compressed_answer_that_does_not_decode_says_so() -> None:
+    with pytest.raises(httpx.DecodingError) as raised:
+        through_cap([("Content-Encoding", "gzip")], b"\x1f\x8b not gzip at all")
+    assert str(raised.value).startswith("cannot decode the gzip response: ")
+    # deflate: tried with its zlib header, then raw, and then it is an error (not tried again)
+    with pytest.raises(httpx.DecodingError) as raised:
+        through_cap([("Content-Encoding", "deflate")], b"\xff\xff\xff\xff")
+    assert (
+        str(raised.value)
+        == "cannot decode the deflate response: Error -3 while decompressing data: invalid block type"
+    )
