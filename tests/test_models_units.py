@@ -698,6 +698,12 @@ def test_a_compatible_model_is_built_with_its_settings_no_retries_and_the_cap() 
     assert (model.client.api_key, model.client._platform) == ("no-key-needed", get_platform())
     assert model.profile["default_structured_output_mode"] == "prompted"
     assert model.client._client._transport._limit == 77
+    default: Any = openai_compatible_model("http://127.0.0.1:9/v1", "m")  # native JSON, strings capped
+    expected = _named(compatible_profile())
+    assert {key: _named(default.profile)[key] for key in expected} == expected
+    assert default.profile["json_schema_transformer"](copy.deepcopy(SCHEMA), strict=None).walk() == _capped(
+        600
+    )
     assert isinstance(model.prepare_request, openai_adapter._Prepared)
 
 
