@@ -19,6 +19,7 @@ from pytest_llmjudge.models.judges import JudgeSetupError
 from pytest_llmjudge.pipeline.host import Baseline
 from pytest_llmjudge.pipeline.service import NO_MODEL_MESSAGE
 from pytest_llmjudge.pipeline.task_step import TASK_CACHE
+from pytest_llmjudge.suite.settings import RunSettings
 
 from .fakes import (
     HEAD,
@@ -1055,3 +1056,34 @@ def test_a_batched_model_task_call_may_run_past_the_task_timeout_within_the_batc
 ) -> None:
     found, _ = _batched_task_run(tmp_path, task_timeout=0.05, batch_wait=5.0)
     assert [passed(o) for o in found.values()] == [True] * 4
+
+
+# -- a panel's members ------------------------------------------------------------------------
+
+
+def test_a_member_judges_with_its_own_server_or_the_benchmarks_and_no_panel(tmp_path: Path) -> None:
+    from pytest_llmjudge.pipeline.panel import member_benchmark
+    from pytest_llmjudge.suite.panel_spec import spec_members
+
+    head = HEAD + 'judge:\n  base_url: "http://own:1/v1"\n  temperature: 0.5\n'
+    head += '  panel: [fake:a, {{model: fake:b, base_url: "http://b:2/v1"}}]\n'
+    benchmark, _ = Project(tmp_path).load("P1", TWO, head)
+    assert benchmark.spec.judge is not None and benchmark.spec.judge.panel
+    first, second = spec_members(benchmark.spec.judge.panel)
+    for member, url in ((first, "http://own:1/v1"), (second, "http://b:2/v1")):
+        judge = member_benchmark(benchmark, member).spec.judge
+        assert judge is not None
+        assert (judge.model, judge.base_url, judge.panel, judge.temperature) == (member.model, url, None, 0.5)
+    assert benchmark.spec.judge.panel  # the benchmark itself keeps its panel
+
+
+def test_a_panel_that_cannot_be_formed_is_judged_as_the_benchmark_itself(tmp_path: Path) -> None:
+    from pytest_llmjudge.pipeline.panel import judged_as
+
+    # at least 3 answers from the run's panel of 2: a setup error the run reports before any call
+    benchmark, _ = Project(tmp_path).load("P1", TWO, HEAD + "judge:\n  min_members: 3\n")
+    case = benchmark.cases[0]
+    assert judged_as(benchmark, case, RunSettings(panel=("fake:a", "fake:b"))) == [("P1", case)]
+    fine, _ = Project(tmp_path).load("P2", TWO, HEAD + "judge:\n  panel: [fake:a, fake:b]\n")
+    named = judged_as(fine, fine.cases[0], RunSettings())
+    assert [name for name, _ in named] == ["P2 (fake:a)", "P2 (fake:b)"]
