@@ -262,6 +262,25 @@ def test_a_code_benchmark_with_a_panel_and_a_task_is_decided_by_its_checks(
     assert {k: passed(o) for k, o in found.items()} == {"c0": True, "c1": False}
 
 
+def test_panel_cases_scheduled_after_a_code_case_still_run_their_task_first(
+    tmp_path: Path, members: dict[str, Judge]
+) -> None:
+    task = TaskLog()
+    code = (
+        "evaluator_type: code\nchecks:\n  - {type: contains, value: alp}\n"
+        + "cases:\n  - {id: k0, source_narrative: alpha}\n"
+    )
+    project = Project(tmp_path)
+    cases = project.cases("K", code, task.built()) + project.cases(
+        "P", PANEL + "cases:\n  - {id: c0, source_narrative: alpha}\n", task.built()
+    )
+    host = service(tmp_path)
+    found = outcomes(host, cases)
+    host.close()
+    assert passed(found["k0"]) is True and passed(found["c0"]) is True
+    assert sorted(task.calls) == ["c0", "k0"] and [len(members[n].calls) for n in "abc"] == [1, 1, 1]
+
+
 def test_a_panel_case_whose_task_cannot_run_errors_without_a_call(
     tmp_path: Path, members: dict[str, Judge]
 ) -> None:
