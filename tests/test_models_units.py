@@ -1258,7 +1258,7 @@ def test_a_compressed_answer_is_decoded_and_its_encoding_headers_dropped(encodin
 
 
 def test_an_identity_answer_keeps_its_length() -> None:
-    response, read = through_cap([("Content-Encoding", "identity")], b"plain")
+    response, read = through_cap([("Content-Encoding", "identity"), ("Content-Length", "5")], b"plain")
     assert read == b"plain" and response.headers["content-length"] == "5"
     assert response.headers["content-encoding"] == "identity"
 

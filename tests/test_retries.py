@@ -308,7 +308,7 @@ def test_the_model_receives_exactly_what_llmjudges_agent_sends(
         )
         asyncio.run(judge_once(request, config))
         asyncio.run(
-            _agent(request).run(
+            _agent().run(
                 user_prompt(request),
                 # LLMJudge's agent, with its system prompt in the request's one voice (answer
                 # through the verdict tool): what the judge is sent, and what snapshots show

@@ -82,6 +82,7 @@ def _record(benchmark: Benchmark, judge: JudgeFacts | None, case: Case | None) -
     return replace(
         common,
         case=case.id,
+        model=_model(benchmark),
         result=case.result,
         nodeid=case.nodeid,
         location=case.location,
@@ -103,6 +104,14 @@ def _record(benchmark: Benchmark, judge: JudgeFacts | None, case: Case | None) -
         budget_stopped=case.result == "error" and REACHED in case.reason,
         panel=None if case.panel is None else _panel(case.panel),
     )
+
+
+def _model(benchmark: Benchmark) -> str:
+    """The model string a case's verdicts are recorded under, as the run recorded it: ``checks``
+    for a code benchmark, else its judge's (a panel's members carry their own)."""
+    if benchmark.evaluator_type == "code":
+        return "checks"
+    return benchmark.judge.model if benchmark.judge is not None else ""
 
 
 def _panel(panel: PanelCase) -> PanelRecord:

@@ -130,6 +130,7 @@ def test_a_judged_run_with_repeats_labels_and_failures_reads_back_as_its_records
     assert (wrong.result, wrong.judge_pass) == ("fail", True)  # disagreement; the judge said pass
     plain = records[("A-OK1", False, "says-hello")]
     assert plain.judge_pass is True and plain.prompt_hash and plain.nodeid.endswith("says-hello")
+    assert plain.model == data["benchmarks"][0]["judge"]["model"] == "function:fake-judge"  # as judged
     assert [s.index for s in plain.samples] == [0, 1, 2] and plain.samples[0].input_tokens > 0
     assert plain.judge is not None and plain.judge.temperature == 0.0  # the judge's settings
     assert not plain.budget_stopped
