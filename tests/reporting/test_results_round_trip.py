@@ -99,8 +99,8 @@ def assert_round_trip(data: dict[str, Any]) -> dict[tuple[str, bool, str], CaseR
             if benchmark["judge"] is None and benchmark["request"] is None:  # nothing was judged
                 assert judge is None
                 continue
-            assert judge is not None and judge.fingerprint is not None
-            assert asdict(judge.fingerprint) == benchmark["judge"]
+            assert judge is not None
+            assert (None if judge.fingerprint is None else asdict(judge.fingerprint)) == benchmark["judge"]
             assert (judge.evaluator_type, judge.repeats, judge.reduce, judge.gate) == (
                 benchmark["evaluator_type"],
                 benchmark["repeats"],
@@ -143,9 +143,14 @@ def test_a_benchmark_without_cases_reads_back_as_one_empty_record(suite: Suite) 
     labelled(suite)
     empty = GOOD.replace("A-OK1", "B-OK2").split("cases:\n")[0]
     suite.benchmark("B-OK2", empty + "no_cases: true\n")
+    code = GOOD.replace("A-OK1", "C-OK3").replace(
+        "cases:\n", "evaluator_type: code\nchecks:\n  - {type: contains, value: hello}\ncases:\n"
+    )
+    suite.benchmark("C-OK3", code)
     suite.run("--llmjudge-results=run.json")
     data = load_results(suite.root / "run.json")
-    assert_round_trip(data)
+    records = assert_round_trip(data)
+    assert records[("C-OK3", False, "says-hello")].model == "checks"  # decided by its checks, no judge
     (record,) = [r for r in records_of(ResultsFile.model_validate(data)) if r.benchmark == "B-OK2"]
     assert (record.case, record.result, record.benchmark_cases) == ("", "skip", 0)
 
