@@ -69,6 +69,33 @@ class RunSettings:
     judge_process: str = "on"
 
 
+_DURATION_UNITS = {"s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
+
+
+def _prices(text: str) -> tuple[str, ...]:
+    """``--llmjudge-price`` values: one per option, ini line, or comma-separated item. Each is
+    read (``MODEL=IN/OUT``) by ``cost.pricing.parse_price_option`` when the run starts."""
+    return tuple(item.strip() for line in text.splitlines() for item in line.split(",") if item.strip())
+
+
+def _duration(text: str) -> float:
+    """Seconds of ``90``, ``90s``, ``30m``, ``24h`` or ``1d``."""
+    value = text.strip().lower()
+    unit = _DURATION_UNITS.get(value[-1:], 0.0)
+    number = float(value[:-1] if unit else value)
+    return number * (unit or 1.0)
+
+
+def _boolean(text: str) -> bool:
+    """``true``/``false`` as pytest reads ini booleans (also yes/no, on/off, 1/0)."""
+    value = text.strip().lower()
+    if value in {"1", "true", "yes", "on"}:
+        return True
+    if value in {"0", "false", "no", "off"}:
+        return False
+    raise ValueError(text)
+
+
 # How a setting given as text is read; each also comes from LLMJUDGE_<NAME> and llmjudge_<name>.
 _CONVERTERS: dict[str, Callable[[str], Any]] = {
     "model": str,
@@ -95,7 +122,7 @@ _CONVERTERS: dict[str, Callable[[str], Any]] = {
     "min_tpr": float,
     "min_tnr": float,
     "min_labels": int,
-    "allow_outside_root": lambda text: _boolean(text),
+    "allow_outside_root": _boolean,
     "max_response_bytes": int,
     "task": str,
     "task_model": str,
@@ -103,19 +130,26 @@ _CONVERTERS: dict[str, Callable[[str], Any]] = {
     "task_concurrency": int,
     "task_timeout": float,
     "task_cache": str,
-    "regenerate": lambda text: _boolean(text),
-    "overwrite": lambda text: _boolean(text),
-    "pairwise": lambda text: _boolean(text),
-    "price": lambda text: _prices(text),
+    "regenerate": _boolean,
+    "overwrite": _boolean,
+    "pairwise": _boolean,
+    "price": _prices,
     "budget": float,
     "budget_tokens": int,
-    "panel": lambda text: _prices(text),  # the same list form: one a line, or comma-separated
+    "panel": _prices,  # the same list form: one a line, or comma-separated
     "panel_rule": str,
     "batch": str,
-    "batch_wait": lambda text: _duration(text),
-    "rejudge_stale": lambda text: _boolean(text),
-    "rejudge_baseline": lambda text: _boolean(text),
+    "batch_wait": _duration,
+    "rejudge_stale": _boolean,
+    "rejudge_baseline": _boolean,
     "judge_process": str,
+}
+# What a value that does not convert should have been, as the error says it.
+_KINDS: dict[Callable[[str], Any], str] = {
+    int: "a whole number",
+    float: "a number",
+    _boolean: "true or false (also yes/no, on/off, 1/0)",
+    _duration: "a duration (seconds, or a number with s, m, h or d)",
 }
 # Limits an empty option value would silently lift (``--llmjudge-budget=`` from an unset CI
 # variable): what to give instead.
@@ -125,32 +159,7 @@ TASK_CACHE_MODES = ("on", "off", "replay")
 JUDGE_PROCESS_MODES = ("on", "off")
 BATCH_MODES = ("off", "on", "submit", "collect")
 BATCH_CONCURRENCY = 50_000  # a batched run's calls in flight: every one (OpenAI's batch holds 50,000)
-_DURATION_UNITS = {"s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
 DEFAULTS = RunSettings()
-
-
-def _prices(text: str) -> tuple[str, ...]:
-    """``--llmjudge-price`` values: one per option, ini line, or comma-separated item. Each is
-    read (``MODEL=IN/OUT``) by ``cost.pricing.parse_price_option`` when the run starts."""
-    return tuple(item.strip() for line in text.splitlines() for item in line.split(",") if item.strip())
-
-
-def _duration(text: str) -> float:
-    """Seconds of ``90``, ``90s``, ``30m``, ``24h`` or ``1d``."""
-    value = text.strip().lower()
-    unit = _DURATION_UNITS.get(value[-1:], 0.0)
-    number = float(value[:-1] if unit else value)
-    return number * (unit or 1.0)
-
-
-def _boolean(text: str) -> bool:
-    """``true``/``false`` as pytest reads ini booleans (also yes/no, on/off, 1/0)."""
-    value = text.strip().lower()
-    if value in {"1", "true", "yes", "on"}:
-        return True
-    if value in {"0", "false", "no", "off"}:
-        return False
-    raise ValueError(text)
 
 
 def env_variable(name: str) -> str:
@@ -183,7 +192,7 @@ def resolve(
             try:
                 values[name] = convert(raw) if isinstance(raw, str) else raw
             except ValueError:
-                raise ValueError(f"{source}: cannot read {raw!r} as {convert.__name__}") from None
+                raise ValueError(f"{source}: cannot read {raw!r} as {_KINDS[convert]}") from None
             if (problem := _invalid(name, values[name])) is not None:
                 raise ValueError(f"{source}: {problem}")
             break
