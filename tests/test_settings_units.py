@@ -236,6 +236,17 @@ def test_refused_values_name_their_source(cli: dict[str, Any], env: dict[str, st
     assert refused(cli, None, **env) == message
 
 
+def test_edge_values_that_are_read_as_given() -> None:
+    assert settings({"batch_wait": "0.5"}).batch_wait == 0.5  # any positive duration
+    # a model name holding "=" is priced by its last one, as the price reader splits it
+    assert refused({"price": "a=b=1/2, a=b=1/3"}) == (
+        "--llmjudge-price: a=b is priced twice (1/2 and 1/3); give one price per model"
+    )
+    assert refused({"panel": "openai:a@, openai:b"}) == (
+        "--llmjudge-panel: 'openai:a@' is not a panel member 'MODEL' or 'MODEL@BASE_URL'"
+    )
+
+
 def test_an_empty_limit_is_refused_only_on_the_command_line() -> None:
     # an unset CI variable in ``--llmjudge-budget=$BUDGET`` would lift the limit; elsewhere empty is unset
     assert settings({}, {"budget": ""}, LLMJUDGE_BUDGET="").budget is None

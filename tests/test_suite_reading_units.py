@@ -5,6 +5,7 @@ a run, and which files a run's outputs may never replace. The run-level tests
 
 from __future__ import annotations
 
+import errno
 import os
 from pathlib import Path
 
@@ -130,6 +131,38 @@ def test_paths_that_cannot_be_opened_say_why(tmp_path: Path) -> None:
     )
 
 
+def test_other_failures_say_what_the_system_said(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def broken(path: object) -> os.stat_result:
+        raise OSError(errno.EIO, "Input/output error")
+
+    monkeypatch.setattr(os, "stat", broken)
+    assert error_of(read_regular_file, tmp_path / "a.md", "a.md", label="prompt file", at=AT, field="f") == (
+        "benchmarks/B.yaml:7:13: f: cannot read prompt file 'a.md': Input/output error\n"
+        "  hint: check the path and its permissions"
+    )
+    monkeypatch.setattr(os, "stat", lambda path: (_ for _ in ()).throw(PermissionError()))
+    assert error_of(read_regular_file, tmp_path / "a.md", "a.md") == (
+        "a.md:1:1: <file>: cannot read the file: PermissionError\n  hint: check the path and its permissions"
+    )
+    # a kind of file no name is known for (a door, a whiteout): still refused
+    monkeypatch.setattr(os, "stat", lambda path: os.stat_result((0,) * 10))
+    assert error_of(check_regular_file, tmp_path / "a.md", "a.md", label="prompt file", at=AT, field="f") == (
+        "benchmarks/B.yaml:7:13: f: prompt file 'a.md' is not a regular file but a special file\n"
+        "  hint: point to a text file"
+    )
+
+
+def test_a_long_path_is_cut_in_messages(tmp_path: Path) -> None:
+    name = "d/" + "n" * 400
+    shown_name = "'" + name[:198] + "…"  # 200 characters, as every message cuts a path
+    assert error_of(
+        check_regular_file, tmp_path / "missing", name, label="prompt file", at=AT, field="f"
+    ).startswith(f"benchmarks/B.yaml:7:13: f: prompt file {shown_name} does not exist")
+    assert error_of(resolve_in_root, "../" + name, tmp_path, at=AT, field="f").startswith(
+        "benchmarks/B.yaml:7:13: f: '../" + name[:195] + "… is outside the repository root"
+    )
+
+
 @pytest.mark.skipif(os.geteuid() == 0, reason="file modes do not stop root")
 def test_an_unreadable_file_says_so(tmp_path: Path) -> None:
     locked = tmp_path / "locked.md"
@@ -187,6 +220,22 @@ def test_every_file_a_benchmark_names_is_known_as_what_it_is(tmp_path: Path) -> 
     assert both[real / "benchmarks" / "B.yaml"] == BENCHMARK_FILE
     assert both[real / "x.md"] == "a prompt file"
     assert real / "data" / "c.jsonl" in both
+    # a loaded benchmark names its files as its YAML does
+    from pytest_llmjudge.suite.files import load_benchmark
+
+    (tmp_path / "e").mkdir()
+    (tmp_path / "e" / "p.md").write_text(
+        "SYSTEM: x\n\nRUBRIC\n\nPass if all of the following are true:\n- ok\n"
+    )
+    (tmp_path / "benchmarks" / "C.yaml").write_text(
+        "code: C\nlabel: c\nthreshold: 1.0\nevaluator_type: llm_judge\nllm_prompt_file: e/p.md\n"
+        "cases:\n  - {id: a, candidate_output: x}\n"
+    )
+    spec = load_benchmark(tmp_path / "benchmarks" / "C.yaml", "benchmarks/C.yaml", tmp_path).spec
+    assert files_named(tmp_path, "benchmarks/C.yaml", spec) == {
+        real / "benchmarks" / "C.yaml": BENCHMARK_FILE,
+        real / "e" / "p.md": "a prompt file",
+    }
     # values that are not paths name nothing
     assert files_named(
         tmp_path, "b.yaml", {"cases_file": "", "llm_prompt_file": "a\x00b", "task": "m:f"}

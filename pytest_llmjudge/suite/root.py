@@ -46,10 +46,9 @@ class ProjectRoot:
 
 @dataclass(frozen=True)
 class _Config:
-    """One configuration file's pytest section; ``toml`` values keep their TOML types."""
+    """One configuration file's pytest section (a TOML table keeps its values' types)."""
 
     values: Mapping[str, object]
-    toml: bool
 
 
 def find_root(args: Iterable[str | os.PathLike[str]], invocation_dir: Path | None = None) -> ProjectRoot:
@@ -148,7 +147,7 @@ def _locate_config(bases: Sequence[Path]) -> tuple[Path, Path, _Config] | None:
                 if config is not None:
                     return folder, candidate, config
     if first_pyproject is not None:
-        return first_pyproject.parent, first_pyproject, _Config({}, toml=False)
+        return first_pyproject.parent, first_pyproject, _Config({})
     return None
 
 
@@ -182,15 +181,15 @@ def _pytest_toml(path: Path) -> _Config | None:
     document = _toml(path)
     table = document.get("pytest")
     if isinstance(table, dict):
-        return _Config(table, toml=True)
+        return _Config(table)
     top_level = [key for key, value in document.items() if not isinstance(value, dict)]
     if top_level:
         raise RootError(f"{path}: pytest configuration must be under a [pytest] table")
-    return _Config({}, toml=True)
+    return _Config({})
 
 
 def _pytest_ini(path: Path) -> _Config | None:
-    return _Config(_ini_sections(path).get("pytest", {}), toml=False)
+    return _Config(_ini_sections(path).get("pytest", {}))
 
 
 def _pyproject(path: Path) -> _Config | None:
@@ -203,21 +202,21 @@ def _pyproject(path: Path) -> _Config | None:
     if native and ini_options is not None:
         raise RootError(f"{path}: cannot use both [tool.pytest] and [tool.pytest.ini_options]")
     if native:
-        return _Config(native, toml=True)
+        return _Config(native)
     if isinstance(ini_options, dict):
-        return _Config({k: v if isinstance(v, list) else str(v) for k, v in ini_options.items()}, toml=False)
+        return _Config({k: v if isinstance(v, list) else str(v) for k, v in ini_options.items()})
     return None
 
 
 def _tox_ini(path: Path) -> _Config | None:
     section = _ini_sections(path).get("pytest")
-    return None if section is None else _Config(section, toml=False)
+    return None if section is None else _Config(section)
 
 
 def _setup_cfg(path: Path) -> _Config | None:
     sections = _ini_sections(path)
     if "tool:pytest" in sections:
-        return _Config(sections["tool:pytest"], toml=False)
+        return _Config(sections["tool:pytest"])
     if "pytest" in sections:
         raise RootError(
             f"{path}: [pytest] section in setup.cfg files is no longer supported, use [tool:pytest]"
