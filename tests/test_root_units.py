@@ -96,9 +96,13 @@ def test_values_from_each_kind_of_file(tmp_path: Path) -> None:
     )
     found = find_root([], toml)
     assert (found.benchmark_paths, found.lint, found.ini("llmjudge_lint")) == (("a", "b"), False, False)
-    ini = write(tmp_path / "i", {"tox.ini": "[pytest]\nllmjudge_paths =\n  a\n\n  b\nllmjudge_lint = yes\n"})
+    ini = write(
+        tmp_path / "i", {"tox.ini": "[pytest]\nllmjudge_paths =\n  a\n\n  b c\nllmjudge_lint = yes\n"}
+    )
     found = find_root([], ini)
-    assert (found.benchmark_paths, found.lint, found.ini("llmjudge_lint")) == (("a", "b"), True, "yes")
+    assert (found.benchmark_paths, found.lint, found.ini("llmjudge_lint")) == (("a", "b c"), True, "yes")
+    empty = write(tmp_path / "e", {"pytest.toml": "[tool.other]\nx = 1\n"})
+    assert find_root([], empty) == ProjectRoot(tmp_path / "e", tmp_path / "e" / "pytest.toml")
     options = write(tmp_path / "o", {"pyproject.toml": "[tool.pytest.ini_options]\nllmjudge_rubrics = 5\n"})
     found = find_root([], options)
     assert (found.rubrics, found.ini("llmjudge_rubrics"), found.ini("nothing")) == ("5", "5", None)
@@ -111,7 +115,7 @@ def test_values_from_each_kind_of_file(tmp_path: Path) -> None:
 def test_the_root_of_arguments_in_several_folders(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # no configuration above the arguments' common folder: the one beside an argument is found
     repo = write(tmp_path / "top", {"one/pytest.ini": "[pytest]\n", "one/a.yaml": "", "two/b.yaml": ""})
-    found = find_root(["one/a.yaml", "two/b.yaml", "-q", "missing.yaml"], repo)
+    found = find_root(["-q", "one/a.yaml", "two/b.yaml", "missing.yaml"], repo)
     assert (found.rootdir, found.inifile) == (repo / "one", repo / "one" / "pytest.ini")
     # node ids name their file
     assert find_root(["one/a.yaml::case"], repo).rootdir == repo / "one"
