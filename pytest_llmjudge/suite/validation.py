@@ -44,14 +44,17 @@ def validation_error(
     errors = exc.errors(include_url=False)
     # Prefer the most specific error: an unknown key (often a typo that also makes a required
     # field "missing"), then a wrong enum value, then a missing field, then union noise.
-    first = min(errors, key=lambda e: _PRIORITY.get(e["type"], len(_PRIORITY)))
+    # Of equal rank, the deepest: a union member's own field (``panel[1].model``) says more than
+    # the member that did not match (``panel[1]`` is not a string).
+    first = min(errors, key=lambda e: (_PRIORITY.get(e["type"], len(_PRIORITY)), -len(e["loc"])))
     kind = first["type"]
     raw: tuple[str | int, ...] = tuple(first["loc"])
     group, union = [first], []
+    models = _model_names(model)  # a union's model member is named by its class in ``loc``
     if kind == "extra_forbidden":  # the last part is the user's key, whatever it looks like
-        loc = (*(p for p in raw[:-1] if not _is_union_tag(p)), raw[-1])
+        loc = (*(p for p in raw[:-1] if not _is_union_tag(p, models)), raw[-1])
     else:
-        loc = tuple(p for p in raw if not _is_union_tag(p)) or raw
+        loc = tuple(p for p in raw if not _is_union_tag(p, models)) or raw
         base = _union_base(raw)
         members = [e for e in errors if base is not None and _union_base(tuple(e["loc"])) == base]
         if base is not None and len(members) > 1:
@@ -124,9 +127,27 @@ _UNION_KINDS = {
 }
 
 
-def _is_union_tag(part: str | int) -> bool:
-    # "[" and the tuple above: pydantic's own member names; ":" a ``Tag`` of a discriminated union
-    return isinstance(part, str) and ("[" in part or ":" in part or part in _UNION_TAGS)
+def _is_union_tag(part: str | int, models: frozenset[str]) -> bool:
+    # "[", "constrained-" and the tuple above: pydantic's own member names; ":" a ``Tag`` of a
+    # discriminated union; ``models``: the class names of the file's models, members by their name
+    return isinstance(part, str) and (
+        "[" in part or ":" in part or part.startswith("constrained-") or part in _UNION_TAGS or part in models
+    )
+
+
+def _model_names(model: type[BaseModel]) -> frozenset[str]:
+    """The class names of ``model`` and of every model its fields hold, however deep."""
+    names: set[str] = set()
+    waiting: list[Any] = [model]
+    while waiting:
+        annotation = waiting.pop()
+        if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+            if annotation.__name__ in names:
+                continue
+            names.add(annotation.__name__)
+            waiting.extend(field.annotation for field in annotation.model_fields.values())
+        waiting.extend(getattr(annotation, "__args__", ()))
+    return frozenset(names)
 
 
 def _union_base(loc: tuple[str | int, ...]) -> tuple[str | int, ...] | None:
