@@ -4,6 +4,7 @@ command line and a benchmark file give them, and the "did you mean" of an unknow
 
 from __future__ import annotations
 
+import hashlib
 import math
 import warnings
 from pathlib import Path
@@ -11,8 +12,9 @@ from pathlib import Path
 import pytest
 
 from pytest_llmjudge.suite.cache_damage import CacheDamageWarning, count, seconds, warn_damaged
-from pytest_llmjudge.suite.errors import nearest
-from pytest_llmjudge.suite.files import load_benchmark
+from pytest_llmjudge.suite.errors import Location, SpecError, nearest
+from pytest_llmjudge.suite.files import load_benchmark, load_rubric
+from pytest_llmjudge.suite.hashing import canonical_json, digest
 from pytest_llmjudge.suite.nesting import MAX_DEPTH, json_too_deep
 from pytest_llmjudge.suite.panel_spec import (
     PanelMember,
@@ -21,6 +23,8 @@ from pytest_llmjudge.suite.panel_spec import (
     parse_member,
     spec_members,
 )
+from pytest_llmjudge.suite.prompt_file import parse_prompt
+from pytest_llmjudge.suite.prompt_syntax import check_prompt
 
 
 def test_json_nesting_is_counted_by_open_brackets_outside_strings() -> None:
@@ -108,3 +112,81 @@ def test_did_you_mean_prefers_the_same_letters() -> None:
     # only the three closest are weighed: a fourth with the same letters is not offered
     assert nearest("abcdef", ["abcdeg", "abcdeh", "abcdei", "fbcdea"]) == "abcdei"
     assert nearest("abcdef", ["abcdeg", "abcdeh", "fbcdea"]) == "fbcdea"
+
+
+def test_identities_are_canonical_json_and_its_digest() -> None:
+    assert (
+        canonical_json({"b": 1, "a": [1.5, "é"], "p": Path("x/y")}) == '{"a":[1.5,"\\u00e9"],"b":1,"p":"x/y"}'
+    )
+    assert digest({"b": 1, "a": 2}) == digest({"a": 2, "b": 1})
+    assert digest({"a": 1}) == hashlib.sha256(b'{"a":1}').hexdigest()
+
+
+@pytest.mark.parametrize(
+    ("text", "first_line"),
+    [
+        (
+            "x" * 100 + "\nSYSTEM: x\n",
+            "p.md:1:1: prompt: line not sent to the judge, text before the first section: '"
+            + "x" * 59
+            + "…' (and 2 more, at line 2, 2)",
+        ),
+        (
+            "x" * 60 + "\nSYSTEM: x\n",
+            "p.md:1:1: prompt: line not sent to the judge, text before the first section: '"
+            + "x" * 60
+            + "' (and 2 more, at line 2, 2)",
+        ),
+        (
+            "hello\n" * 8 + "SYSTEM: x\n",
+            "p.md:1:1: prompt: line not sent to the judge, text before the first section: 'hello' "
+            "(and 9 more, at line 2, 3, 4, 5, 6, …)",
+        ),
+        (
+            "hello\n" * 6 + "SYSTEM: x\nDESCRIPTION: d\nRUBRIC\nPass conditions:\n- a\n",
+            "p.md:1:1: prompt: line not sent to the judge, text before the first section: 'hello' "
+            "(and 5 more, at line 2, 3, 4, 5, 6)",
+        ),
+        (
+            "SYSTEM: x\nDESCRIPTION:\nRUBRIC\nPass conditions:\n- a\n",
+            "p.md:2:1: DESCRIPTION: section DESCRIPTION is empty",
+        ),
+        (
+            "SYSTEM: x\nBEHAVIOR: b\nRUBRIC\nPass conditions:\n- a\n",
+            "p.md:3:1: DESCRIPTION: missing section DESCRIPTION, written `DESCRIPTION:` or `## DESCRIPTION`",
+        ),
+        (
+            "SYSTEM: x\n",
+            "p.md:1:1: DESCRIPTION: missing section DESCRIPTION, written `DESCRIPTION:` or `## DESCRIPTION` "
+            "(and 1 more, at line 1)",
+        ),
+    ],
+    ids=[
+        "long-line-cut",
+        "sixty-characters-whole",
+        "many-more",
+        "six-problems",
+        "empty",
+        "missing",
+        "missing-at-end",
+    ],
+)
+def test_a_prompts_first_problem_names_how_many_more_and_where(text: str, first_line: str) -> None:
+    with pytest.raises(SpecError) as raised:
+        check_prompt(parse_prompt(text, "p.md"))
+    assert str(raised.value).split("\n")[0] == first_line
+
+
+def test_a_rubric_file_and_where_its_benchmarks_are_named(tmp_path: Path) -> None:
+    (tmp_path / "R.yaml").write_text("# r\ncode: R-1\nbenchmarks:\n  - A\n  - B\n")
+    rubric = load_rubric(tmp_path / "R.yaml", "rubrics/R.yaml")
+    assert (rubric.spec.code, rubric.spec.benchmarks) == ("R-1", ["A", "B"])
+    assert rubric.location == Location("rubrics/R.yaml", 2, 1)
+    assert rubric.benchmark_locations == (Location("rubrics/R.yaml", 4, 5), Location("rubrics/R.yaml", 5, 5))
+    (tmp_path / "S.yaml").write_text("- a\n")
+    with pytest.raises(SpecError) as raised:
+        load_rubric(tmp_path / "S.yaml", "rubrics/S.yaml")
+    assert str(raised.value) == (
+        "rubrics/S.yaml:1:1: <file>: expected a mapping of fields, got a list\n"
+        "  hint: a rubric file starts with 'code: ...'"
+    )
