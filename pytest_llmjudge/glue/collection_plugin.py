@@ -24,8 +24,9 @@ class CollectionPlugin:
         run = self.run
         if not run.benchmark_files:
             # What is alive now (pytest, plugins, the judge's libraries) lives as long as the
-            # process: full collections during collection need not walk it again.
-            run.frozen = gcfreeze.freeze()
+            # process, and so does what collecting the suite builds: no collection until it is
+            # collected (see gcfreeze).
+            run.frozen = run.gc_paused = gcfreeze.pause()
         run.benchmark_files.add(nodeid)
 
     def benchmark_loaded(self, nodeid: str, benchmark: Benchmark) -> None:
@@ -64,4 +65,5 @@ class CollectionPlugin:
             # reported (and fails the run), the rest still run.
             session.config.option.continue_on_collection_errors = True
         if run.benchmark_files and not session.config.option.collectonly:
-            run.frozen = gcfreeze.freeze()  # so does the collected suite
+            run.frozen = gcfreeze.resume(run.gc_paused)  # so does the collected suite
+            run.gc_paused = False

@@ -86,8 +86,8 @@ class Host:
         return pairwise_case_items(node, requests, style)
 
     def close(self) -> None:
-        gcfreeze.closed(self, self.run.frozen)
-        self.run.frozen = False
+        gcfreeze.closed(self, self.run.frozen, self.run.gc_paused)
+        self.run.frozen = self.run.gc_paused = False
         self.judging.close()
 
 

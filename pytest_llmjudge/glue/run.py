@@ -39,3 +39,4 @@ class Run:
     rubrics: RubricFiles | None = None
     session: pytest.Session | None = None
     frozen: bool = False
+    gc_paused: bool = False  # the cyclic collector off while the suite is collected (gcfreeze)

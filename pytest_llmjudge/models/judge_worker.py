@@ -15,7 +15,6 @@ import sys
 from functools import partial
 from typing import IO, TYPE_CHECKING, Any
 
-from .classify import classify
 from .judge_process import read_frame, write_frame
 from .server_time import timed_call
 
@@ -58,6 +57,8 @@ class Worker:
             try:
                 response = await model.request(messages, settings, params)
             except Exception as exc:
+                from .classify import classify  # imported by then: main() imports it with the model
+
                 f = classify(exc)
                 fields = (f.kind, f.message, f.transient, f.retry_after, f.usage)
                 answer: tuple[Any, ...] = ("failed", call, fields)
@@ -108,8 +109,10 @@ def main() -> None:
     requests = os.fdopen(os.dup(sys.stdin.fileno()), "rb")
     # the OpenAI SDK and pydantic-ai's chat model, imported (by building a judge that is never
     # called) while the run collects: without the cycle collector, which finds nothing to free
-    # among modules (-14 % of the time), and then kept out of its way for good
+    # among modules (-14 % of the time), and then kept out of its way for good. This module
+    # imports neither at its top, so that all of it runs with the collector off.
     gc.disable()
+    from . import classify  # noqa: F401  (what a failed call needs)
     from .models import openai_compatible_model
 
     warm = openai_compatible_model("http://127.0.0.1:9/v1", "warm-up")
