@@ -190,3 +190,63 @@ def test_a_rubric_file_and_where_its_benchmarks_are_named(tmp_path: Path) -> Non
         "rubrics/S.yaml:1:1: <file>: expected a mapping of fields, got a list\n"
         "  hint: a rubric file starts with 'code: ...'"
     )
+
+
+def test_nesting_past_what_libyaml_scans_is_counted_on_pythons_tokens() -> None:
+    from pytest_llmjudge.suite.yamlsrc import load_yaml
+
+    # libyaml's scanner stops at its own limit before our parser-level count: the tokens decide,
+    # and find the same value: the first past 100 levels, the top-level mapping one of them
+    for opening, closing, col in (("[", "]", 103), ("{b: ", "}", 400), ("[{b: ", "}]", 250)):
+        text = "a: " + opening * 10_000 + "1" + closing * 10_000 + "\n"
+        with pytest.raises(SpecError) as raised:
+            load_yaml(text, "deep.yaml")
+        assert str(raised.value.location) == f"deep.yaml:1:{col}"
+        assert raised.value.message == "values nest more than 100 levels deep"
+    # closed values give their level back: 150 closed mappings, then the 99th bracket of a run
+    text = "a: [" + "{b: 1}, " * 150 + "[" * 10_000 + "1" + "]" * 10_001 + "\n"
+    with pytest.raises(SpecError) as raised:
+        load_yaml(text, "deep.yaml")
+    assert str(raised.value.location) == f"deep.yaml:1:{len('a: [') + 150 * len('{b: 1}, ') + 99}"
+    # a syntax error before the 101st level is reported as such, whichever scanner met it
+    with pytest.raises(SpecError) as raised:
+        load_yaml("a: [[ @x" + "[" * 10_000 + "\n", "at.yaml")
+    assert str(raised.value.location) == "at.yaml:1:7"
+    assert raised.value.message.startswith("invalid YAML: found character '@'")
+
+
+def test_a_few_shot_examples_file_is_read_as_a_cases_file(tmp_path: Path) -> None:
+    from pytest_llmjudge.suite.files import load_cases
+
+    root = tmp_path / "project"
+    (root / "benchmarks").mkdir(parents=True)
+    (root / "benchmarks/shots.yaml").write_text(
+        "cases:\n  - id: s1\n    inputs: {q: x}\n    candidate_output: a\n"
+    )
+    (root / "benchmarks/shots.jsonl").write_text(
+        '{"id": "j1", "inputs": {"q": "x"}, "candidate_output": "a"}\n'
+    )
+    (tmp_path / "outside.yaml").write_text("- id: o1\n  inputs: {q: x}\n  candidate_output: a\n")
+    at = Location("benchmarks/B.yaml", 7, 5)
+    field = "judge.few_shot.examples_file"
+    assert [c.id for c in load_cases("benchmarks/shots.yaml", at, root, False, field)] == ["s1"]
+    assert [c.id for c in load_cases("benchmarks/shots.jsonl", at, root, False, field)] == ["j1"]
+    with pytest.raises(SpecError) as raised:
+        load_cases("../outside.yaml", at, root, False, field)
+    assert (raised.value.location, raised.value.field) == (at, field)
+    assert [c.id for c in load_cases("../outside.yaml", at, root, True, field)] == ["o1"]
+
+
+def test_an_offset_is_an_editor_line_and_column() -> None:
+    from pytest_llmjudge.suite.text import position
+
+    text = "ab\ncd\n\nxyz"
+    assert [position(text, offset) for offset in (0, 1, 3, 4, 6, 7, 9)] == [
+        (1, 1),
+        (1, 2),
+        (2, 1),
+        (2, 2),
+        (3, 1),
+        (4, 1),
+        (4, 3),
+    ]
