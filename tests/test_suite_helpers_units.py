@@ -250,3 +250,59 @@ def test_an_offset_is_an_editor_line_and_column() -> None:
         (4, 1),
         (4, 3),
     ]
+
+
+@pytest.mark.parametrize(
+    ("text", "col", "problem"),
+    [
+        ("a: [1, 2", 4, "expected ',' or ']', but got '<stream end>' (while parsing a flow sequence)"),
+        ("a: [1, 2\n", 4, "expected ',' or ']', but got '<stream end>' (while parsing a flow sequence)"),
+        ("a: {b: 1", 4, "expected ',' or '}', but got '<stream end>' (while parsing a flow mapping)"),
+        ("a: 'x", 4, "found unexpected end of stream (while scanning a quoted scalar)"),
+        ("a: b: c\n", 5, "mapping values are not allowed here"),
+    ],
+)
+def test_a_yaml_syntax_error_is_placed_where_it_is_fixed(text: str, col: int, problem: str) -> None:
+    """An unclosed bracket or quote at the end of the file, last newline or not: at the bracket."""
+    from pytest_llmjudge.suite.yamlsrc import load_yaml
+
+    with pytest.raises(SpecError) as raised:
+        load_yaml(text, "f.yaml")
+    assert str(raised.value.location) == f"f.yaml:1:{col}"
+    assert raised.value.message == f"invalid YAML: {problem}"
+    assert raised.value.hint == "check indentation, colons and quotes on this line and the one above"
+
+
+def test_a_yaml_error_without_a_place_is_at_the_files_start() -> None:
+    import yaml
+
+    from pytest_llmjudge.suite.yamlsrc import _Lines, _syntax_error
+
+    nowhere = _Lines("a: 1\n")
+    unmarked = _syntax_error(yaml.MarkedYAMLError(problem="bad"), "a: 1\n", "f.yaml", nowhere)
+    assert (str(unmarked.location), unmarked.message) == ("f.yaml:1:1", "invalid YAML: bad")
+    context_only = _syntax_error(yaml.MarkedYAMLError(context="while reading"), "a: 1\n", "f.yaml", nowhere)
+    assert context_only.message == "invalid YAML: while reading (while reading)"  # PyYAML's own text
+    other = _syntax_error(yaml.YAMLError("boom"), "a: 1\n", "f.yaml", nowhere)
+    assert (str(other.location), other.field, other.message, other.hint) == (
+        "f.yaml:1:1",
+        "",
+        "invalid YAML: boom",
+        "fix the YAML syntax",
+    )
+
+
+def test_a_value_yaml_cannot_read_is_quoted_cut_and_explained() -> None:
+    from pytest_llmjudge.suite.yamlsrc import load_yaml
+
+    with pytest.raises(SpecError) as raised:
+        load_yaml("a:\n  b: " + "1" * 5000 + "\n", "f.yaml")
+    assert (str(raised.value.location), raised.value.field) == ("f.yaml:2:6", "a.b")
+    assert raised.value.message == (
+        f"cannot read '{'1' * 38}… as a whole number: Exceeds the limit (4300 digits) for integer "
+        "string conversion: value has 5000 digits"
+    )
+    assert raised.value.hint == "quote it to keep it as text"
+    with pytest.raises(SpecError) as raised:
+        load_yaml("a: 2024-02-30\n", "f.yaml")
+    assert raised.value.message == "cannot read '2024-02-30' as a date: day is out of range for month"
