@@ -64,6 +64,22 @@ YAML_HINT = "check indentation, colons and quotes on this line and the one above
             "ground_truth, candidate_output, baseline_output, inputs, label, metadata",
         ),
         (
+            HEAD + "judge:\n  panel: [openai:a, {model: openai:b, zzz: 1}]\n" + CASES,
+            "B.yaml:7:39: judge.panel[1].zzz: unknown key 'zzz' (and 1 more problem)\n"
+            "  hint: known keys: model, base_url",
+        ),
+        (
+            HEAD + "inclusion_criteria: {a: 1}\n" + CASES,
+            "B.yaml:6:1: inclusion_criteria: expected a string or a list of strings (got {'a': 1})\n"
+            "  hint: see the 'Benchmark files' section of README.md for what each field takes",
+        ),
+        (
+            HEAD + "cases:\n  - {id: c, candidate_output: x, ground_truth: 2024-01-01}\n",
+            "B.yaml:7:34: cases[0].ground_truth: expected a string, a number, true or false, a mapping "
+            "or a list (got datetime.date(2024, 1, 1))\n"
+            "  hint: see the 'Benchmark files' section of README.md for what each field takes",
+        ),
+        (
             HEAD + "cases: 3\n",
             "B.yaml:6:1: cases: Input should be a valid list (got 3)\n"
             "  hint: write a list: one '- item' line per entry, or [a, b]",
@@ -93,6 +109,9 @@ YAML_HINT = "check indentation, colons and quotes on this line and the one above
         "wrong-type-in-a-panel-member",
         "panel-member-neither-string-nor-mapping",
         "unknown-case-key",
+        "unknown-key-in-a-panel-member-no-near-key",
+        "union-of-two-kinds",
+        "union-of-five-kinds-a-date",
         "not-a-list",
         "yaml-mapping-value",
         "yaml-unclosed-flow",
