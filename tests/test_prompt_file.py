@@ -11,7 +11,7 @@ import pytest
 from pytest_llmjudge.compile.request import DEFAULT_UNCERTAINTY, compile_rubric, sections_from_fields
 from pytest_llmjudge.suite import files as spec
 from pytest_llmjudge.suite.errors import Location
-from pytest_llmjudge.suite.prompt_file import Bullet, PromptSections, parse_prompt
+from pytest_llmjudge.suite.prompt_file import Bullet, PromptSections, Unplaced, parse_prompt
 
 REPO = Path(__file__).resolve().parents[1]
 MEDICATIONS = "evaluators/llm-judge/medications_extracted_prompt.md"
@@ -174,7 +174,9 @@ def test_markdown_headings_and_bold_labels() -> None:
     ]
     assert sections.note("pass_conditions").startswith("Set pass = true only if all conditions 1–2 hold.")
     assert sections.uncertainty_policy == "If unsure, set pass = false."
-    assert ("preamble", 1, "# Judge prompt: vitals") in sections.prose
+    assert Unplaced(1, "# Judge prompt: vitals", "a heading that is not a section of a judge prompt") in (
+        sections.unplaced
+    )
 
 
 def test_inputs_placeholders_are_not_headings() -> None:

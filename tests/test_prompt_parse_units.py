@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_llmjudge.suite.prompt_file import Bullet, PromptSections, Unplaced, parse_prompt
+from pytest_llmjudge.suite.prompt_file import Bullet, PromptSections, Unplaced, parse_prompt, split_trailing
 
 PROMPT = """SYSTEM: You are a judge.
 
@@ -44,7 +44,7 @@ stray text
 """
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture  # per test: mutmut runs a mutant only under the tests it saw call the code
 def sections() -> PromptSections:
     return parse_prompt(PROMPT, "p.md")
 
@@ -80,8 +80,6 @@ def test_lines_no_section_holds_are_reported(sections: PromptSections) -> None:
         Unplaced(29, "stray text", "text under a heading that is not a section of a judge prompt"),
         Unplaced(31, "<!--->", "text under a heading that is not a section of a judge prompt"),  # too short
     )
-    # the unknown heading is prose of the section it interrupts; the text under it is not
-    assert sections.prose == (("pass_conditions", 28, "## Notes"),)
 
 
 @pytest.mark.parametrize(
@@ -118,3 +116,37 @@ def test_a_rule_in_any_spelling_is_skipped() -> None:
     for rule in ("---", "***", "___"):
         parsed = parse_prompt(f"RUBRIC\nPass conditions:\n- a\n{rule}\n- b\n", "p.md")
         assert [b.text for b in parsed.pass_conditions] == ["a", "b"], rule
+
+
+@pytest.mark.parametrize(
+    ("lines", "kept", "trailing"),
+    [
+        # prose after a blank line that follows the items is a note about the list
+        (["- a", "", "Set pass  =  true only if", "", "  all hold."], 2, "Set pass = true only if all hold."),
+        # after a blank line, an item, an example, or an indented line still belongs to the list
+        (["- a", "", "- b"], 3, ""),
+        (["- a", "", "Example: x"], 3, ""),
+        (["- a", "", "e.g.: x"], 3, ""),
+        (["- a", "", "  more of a"], 3, ""),
+        (["- a", "", "\tmore of a"], 3, ""),
+        # prose without a blank line before it continues the last item
+        (["- a", "", "- b", "more of b"], 4, ""),
+        # prose before any item is not trailing
+        (["intro", "", "more intro", "- a"], 4, ""),
+    ],
+)
+def test_prose_after_a_list_is_kept_apart_from_its_last_item(
+    lines: list[str], kept: int, trailing: str
+) -> None:
+    numbered = list(enumerate(lines, start=1))
+    assert split_trailing(numbered) == (numbered[:kept], trailing)
+
+
+def test_a_heading_indented_by_a_tab_or_spaces_is_text_of_the_item_above() -> None:
+    text = "SYSTEM: x\n\nRUBRIC\n\nPass conditions:\n- ok\n\tUncertainty policy: tab\n  Uncertainty policy: spaces\n"
+    sections = parse_prompt(text, "p.md")
+    assert [b.text for b in sections.pass_conditions] == [
+        "ok Uncertainty policy: tab Uncertainty policy: spaces"
+    ]
+    assert sections.uncertainty_policy == ""
+    assert [h.key for h in sections.headings] == ["system", "rubric", "pass_conditions"]

@@ -126,7 +126,6 @@ class PromptSections:
     output_instruction: str = ""
     examples: tuple[str, ...] = ()
     headings: tuple[Heading, ...] = field(default=(), compare=False)
-    prose: tuple[tuple[str, int, str], ...] = field(default=(), compare=False)
     notes: tuple[tuple[str, str], ...] = ()  # (list section, prose written after its list)
     unplaced: tuple[Unplaced, ...] = field(default=(), compare=False)
 
@@ -263,7 +262,6 @@ class _Reader:
 
     bodies: dict[str, list[tuple[int, str]]] = field(default_factory=dict)
     headings: list[Heading] = field(default_factory=list)
-    prose: list[tuple[str, int, str]] = field(default_factory=list)
     header_text: dict[str, str] = field(default_factory=dict)
     unplaced: list[Unplaced] = field(default_factory=list)
     current: str = "preamble"
@@ -283,15 +281,12 @@ class _Reader:
         if line.strip() in {"---", "***", "___"} or is_comment_line(line):
             return
         if markdown and self.current != "inputs":
-            self.prose.append((self.current, number, line))
             self.current = "unknown"
             reason = "a heading that is not a section of a judge prompt"
             self.unplaced.append(Unplaced(number, line.strip(), reason))
             return
         self.bodies.setdefault(self.current, []).append((number, line))
         if self.current in _HOLDERS and line.strip():
-            if self.current != "unknown":
-                self.prose.append((self.current, number, line))
             self.unplaced.append(Unplaced(number, line.strip(), _HOLDERS[self.current]))
         elif self.current == "inputs" and not _INPUT_LINE.match(line.strip()):
             self.unplaced.append(Unplaced(number, line.strip(), _INPUTS_HOLD))
@@ -349,7 +344,6 @@ def parse_prompt(text: str, path: str) -> PromptSections:
         uncertainty_policy=" ".join(prose_of("uncertainty_policy").split()),
         output_instruction=prose_of("output_instruction"),
         headings=tuple(reader.headings),
-        prose=tuple(reader.prose),
         notes=tuple(notes),
         unplaced=tuple(unplaced),
     )
