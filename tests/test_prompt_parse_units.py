@@ -143,7 +143,8 @@ def test_prose_after_a_list_is_kept_apart_from_its_last_item(
 
 
 def test_a_heading_indented_by_a_tab_or_spaces_is_text_of_the_item_above() -> None:
-    text = "SYSTEM: x\n\nRUBRIC\n\nPass conditions:\n- ok\n\tUncertainty policy: tab\n  Uncertainty policy: spaces\n"
+    text = "SYSTEM: x\n\nRUBRIC\n\nPass conditions:\n- ok\n"
+    text += "\tUncertainty policy: tab\n  Uncertainty policy: spaces\n"
     sections = parse_prompt(text, "p.md")
     assert [b.text for b in sections.pass_conditions] == [
         "ok Uncertainty policy: tab Uncertainty policy: spaces"
