@@ -160,6 +160,33 @@ def test_identities_are_canonical_json_and_its_digest() -> None:
             "p.md:1:1: DESCRIPTION: missing section DESCRIPTION, written `DESCRIPTION:` or `## DESCRIPTION` "
             "(and 1 more, at line 1)",
         ),
+        (
+            "x" * 61 + "\nSYSTEM: x\n",
+            "p.md:1:1: prompt: line not sent to the judge, text before the first section: '"
+            + "x" * 59
+            + "…' (and 2 more, at line 2, 2)",
+        ),
+        (
+            "hello\n" * 7 + "SYSTEM: x\nDESCRIPTION: d\nRUBRIC\nPass conditions:\n- a\n",
+            "p.md:1:1: prompt: line not sent to the judge, text before the first section: 'hello' "
+            "(and 6 more, at line 2, 3, 4, 5, 6, …)",
+        ),
+        (
+            "SYSTEM: x\nDESCRIPTION: d\n",
+            "p.md:2:1: RUBRIC: missing section Pass conditions, written `Pass conditions (all must be "
+            "satisfied):` or `### Pass conditions`; the rubric needs Pass conditions or Automatic fail "
+            "(`Automatic fail if any of the following are true:` or `### Automatic fail`)",
+        ),
+        (
+            "",
+            "p.md:1:1: SYSTEM: missing section SYSTEM, written `SYSTEM: <instructions>` or `# SYSTEM` "
+            "(and 2 more, at line 1, 1)",
+        ),
+        (
+            "SYSTEM: x\nDESCRIPTION: d\nRUBRIC\nUncertainty policy: be strict\nPass conditions:\n",
+            "p.md:5:1: RUBRIC: section Pass conditions is empty; the rubric needs Pass conditions or "
+            "Automatic fail (`Automatic fail if any of the following are true:` or `### Automatic fail`)",
+        ),
     ],
     ids=[
         "long-line-cut",
@@ -169,6 +196,11 @@ def test_identities_are_canonical_json_and_its_digest() -> None:
         "empty",
         "missing",
         "missing-at-end",
+        "sixty-one-characters-cut",
+        "seven-problems",
+        "no-rubric-list",
+        "empty-file",
+        "empty-pass-conditions-after-another-heading",
     ],
 )
 def test_a_prompts_first_problem_names_how_many_more_and_where(text: str, first_line: str) -> None:
