@@ -215,6 +215,8 @@ def test_a_rubric_file_and_where_its_benchmarks_are_named(tmp_path: Path) -> Non
     assert (rubric.spec.code, rubric.spec.benchmarks) == ("R-1", ["A", "B"])
     assert rubric.location == Location("rubrics/R.yaml", 2, 1)
     assert rubric.benchmark_locations == (Location("rubrics/R.yaml", 4, 5), Location("rubrics/R.yaml", 5, 5))
+    (tmp_path / "T.yaml").write_text("benchmarks: [A]\nlabel: t\n  # c\ncode:   T-1\n")
+    assert load_rubric(tmp_path / "T.yaml", "rubrics/T.yaml").location == Location("rubrics/T.yaml", 4, 1)
     (tmp_path / "S.yaml").write_text("- a\n")
     with pytest.raises(SpecError) as raised:
         load_rubric(tmp_path / "S.yaml", "rubrics/S.yaml")
