@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import errno
+import os
+import stat
 import threading
 from pathlib import Path
 
@@ -74,3 +76,53 @@ def test_a_lock_held_too_long_is_a_timeout(tmp_path: Path) -> None:
         holder.join()
     with locked(path, timeout=0.1):
         pass
+
+
+def test_a_protected_python_file_is_named_as_protected(tmp_path: Path) -> None:
+    task = tmp_path / "task.py"
+    task.write_text("def run(x): return x\n")
+    guard = Guard({task.resolve(): "the task module"}, "--force")
+    with pytest.raises(RefusedTarget, match=r"^it is the task module \(pass --force to write over it\)$"):
+        write_text(task, "x", guard=guard)
+
+
+def test_a_new_file_keeps_the_users_umask(tmp_path: Path) -> None:
+    before = os.umask(0o022)
+    try:
+        write_text(tmp_path / "run.json", "{}\n")
+        write_text(tmp_path / "new.json", "{}\n", replace=False)
+    finally:
+        os.umask(before)
+    assert [stat.S_IMODE((tmp_path / n).stat().st_mode) for n in ("run.json", "new.json")] == [0o644, 0o644]
+
+
+def test_missing_folders_are_made_and_what_cannot_be_written_is_refused(tmp_path: Path) -> None:
+    write_text(tmp_path / "a" / "b" / "c" / "run.json", "x\n")
+    assert (tmp_path / "a/b/c/run.json").read_text() == "x\n"
+    (tmp_path / "review").mkdir()
+    with pytest.raises(IsADirectoryError) as folder:
+        write_text(tmp_path / "review", "x")
+    assert (folder.value.errno, folder.value.strerror) == (errno.EISDIR, os.strerror(errno.EISDIR))
+    (tmp_path / ".llmjudge").write_text("a file\n")
+    with pytest.raises(NotADirectoryError) as blocked:
+        write_text(tmp_path / ".llmjudge" / "B1.json", "x")
+    assert blocked.value.strerror == os.strerror(errno.ENOTDIR)
+    os.mkfifo(tmp_path / "pipe")
+    with pytest.raises(RefusedTarget, match=r"^it is a named pipe \(FIFO\), not a regular file$"):
+        write_text(tmp_path / "pipe", "x")
+
+
+def test_without_hard_links_a_new_file_claims_its_name_then_is_renamed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def no_links(source: object, target: object) -> None:
+        raise PermissionError(errno.EPERM, "hard links not supported")
+
+    monkeypatch.setattr(os, "link", no_links)
+    path = tmp_path / "run.json"
+    write_text(path, "first\n", replace=False)
+    assert path.read_text() == "first\n"
+    assert [p.name for p in tmp_path.iterdir()] == ["run.json"]
+    with pytest.raises(FileExistsError):
+        write_text(path, "second\n", replace=False)
+    assert path.read_text() == "first\n"
