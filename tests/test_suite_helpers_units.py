@@ -340,3 +340,40 @@ def test_a_value_yaml_cannot_read_is_quoted_cut_and_explained() -> None:
     with pytest.raises(SpecError) as raised:
         load_yaml("a: 2024-02-30\n", "f.yaml")
     assert raised.value.message == "cannot read '2024-02-30' as a date: day is out of range for month"
+
+
+PANEL_HEAD = "code: B\nlabel: b\nthreshold: 1.0\nevaluator_type: llm_judge\nllm_prompt_file: p.md\njudge:\n"
+
+
+@pytest.mark.parametrize(
+    ("judge", "message"),
+    [
+        (
+            "  panel:\n    - openai:a\n    - openai:b\n    - openai:a\n",
+            "B.yaml:10:7: judge.panel: openai:a is named twice (its verdicts would count twice)\n"
+            "  hint: list each judge once, two or more",
+        ),
+        (
+            "  panel:\n    - openai:a\n",
+            "B.yaml:7:3: judge.panel: a panel needs at least 2 judges, got 1\n"
+            "  hint: list each judge once, two or more",
+        ),
+        (
+            "  model: openai:x\n  panel: [openai:a, openai:b]\n",
+            "B.yaml:7:3: judge.model: a benchmark has one judge ('model') or a panel ('panel'), not both\n"
+            "  hint: remove 'model:', or 'panel:'",
+        ),
+        (
+            "  panel: [openai:a, openai:b]\n  min_members: 3\n",
+            "B.yaml:8:3: judge.min_members: 3 judges must answer, but the panel has 2\n"
+            "  hint: use a number from 1 to 2 (default: a majority, 2)",
+        ),
+    ],
+    ids=["named-twice-at-the-last-member", "one-member", "model-and-panel", "min-members-too-many"],
+)
+def test_a_benchmark_panels_mistake_is_at_its_line(judge: str, message: str, tmp_path: Path) -> None:
+    (tmp_path / "p.md").write_text("SYSTEM: x\n\nRUBRIC\n\nPass conditions:\n- ok\n")
+    (tmp_path / "B.yaml").write_text(PANEL_HEAD + judge + "cases:\n  - {id: c, candidate_output: x}\n")
+    with pytest.raises(SpecError) as raised:
+        load_benchmark(tmp_path / "B.yaml", "B.yaml", tmp_path)
+    assert str(raised.value) == message
