@@ -377,3 +377,33 @@ def test_a_benchmark_panels_mistake_is_at_its_line(judge: str, message: str, tmp
     with pytest.raises(SpecError) as raised:
         load_benchmark(tmp_path / "B.yaml", "B.yaml", tmp_path)
     assert str(raised.value) == message
+
+
+IMPORT_HINT = "name a callable as 'package.module:function' (the module importable from the rootdir)"
+
+
+@pytest.mark.parametrize(
+    ("task", "message"),
+    [
+        (
+            "task: not a path\n",
+            f"B.yaml:6:1: task: 'not a path' is not an import path\n  hint: {IMPORT_HINT}",
+        ),
+        (
+            "task: '" + "x" * 70 + "'\n",
+            f"B.yaml:6:1: task: '{'x' * 58}… is not an import path\n  hint: {IMPORT_HINT}",
+        ),
+        (
+            "task: {model: openai:x}\n",
+            "B.yaml:6:1: task.prompt_file: required field is missing\n  hint: add 'prompt_file:' to this entry",
+        ),
+    ],
+    ids=["not-an-import-path", "long-value-cut", "model-task-without-its-prompt"],
+)
+def test_a_benchmarks_task_is_an_import_path_or_a_model_task(task: str, message: str, tmp_path: Path) -> None:
+    (tmp_path / "p.md").write_text("SYSTEM: x\n\nRUBRIC\n\nPass conditions:\n- ok\n")
+    head = PANEL_HEAD.removesuffix("judge:\n")
+    (tmp_path / "B.yaml").write_text(head + task + "cases:\n  - {id: c, candidate_output: x}\n")
+    with pytest.raises(SpecError) as raised:
+        load_benchmark(tmp_path / "B.yaml", "B.yaml", tmp_path)
+    assert str(raised.value) == message
