@@ -395,7 +395,8 @@ IMPORT_HINT = "name a callable as 'package.module:function' (the module importab
         ),
         (
             "task: {model: openai:x}\n",
-            "B.yaml:6:1: task.prompt_file: required field is missing\n  hint: add 'prompt_file:' to this entry",
+            "B.yaml:6:1: task.prompt_file: required field is missing\n"
+            "  hint: add 'prompt_file:' to this entry",
         ),
     ],
     ids=["not-an-import-path", "long-value-cut", "model-task-without-its-prompt"],
