@@ -69,6 +69,27 @@ YAML_HINT = "check indentation, colons and quotes on this line and the one above
             "  hint: known keys: model, base_url",
         ),
         (
+            HEAD + "judge: {str: 1}\n" + CASES,
+            "B.yaml:6:9: judge.str: unknown key 'str'\n  hint: known keys: model, base_url, temperature, "
+            "max_tokens, timeout, prompt_style, repeats, reduce, gate, min_tpr, min_tnr, min_labels, mode, "
+            "min_consistency, panel, panel_rule, min_members, batch",
+        ),
+        (
+            HEAD + "task: {prompt_file: p.md, zzz: 1}\n" + CASES,
+            "B.yaml:6:27: task.zzz: unknown key 'zzz'\n"
+            "  hint: known keys: model, base_url, prompt_file, settings, output_schema, few_shot",
+        ),
+        (
+            HEAD + "judge:\n  repeats: '" + "a" * 70 + "'\n" + CASES,
+            "B.yaml:7:3: judge.repeats: Input should be a valid integer, unable to parse string as an "
+            f"integer (got '{'a' * 58}…)\n  hint: write a whole number",
+        ),
+        (
+            HEAD + "cases:\n  - {id: c, candidate_output: x, inputs: q}\n",
+            "B.yaml:7:34: cases[0].inputs: Input should be a mapping of keys and values (got 'q')\n"
+            "  hint: write 'key: value' lines indented under the field, or {key: value}",
+        ),
+        (
             HEAD + "inclusion_criteria: {a: 1}\n" + CASES,
             "B.yaml:6:1: inclusion_criteria: expected a string or a list of strings (got {'a': 1})\n"
             "  hint: see the 'Benchmark files' section of README.md for what each field takes",
@@ -110,6 +131,10 @@ YAML_HINT = "check indentation, colons and quotes on this line and the one above
         "panel-member-neither-string-nor-mapping",
         "unknown-case-key",
         "unknown-key-in-a-panel-member-no-near-key",
+        "unknown-key-spelled-like-a-type",
+        "unknown-key-in-a-model-task",
+        "long-value-cut",
+        "not-a-mapping-of-inputs",
         "union-of-two-kinds",
         "union-of-five-kinds-a-date",
         "not-a-list",
