@@ -408,3 +408,83 @@ def test_a_benchmarks_task_is_an_import_path_or_a_model_task(task: str, message:
     with pytest.raises(SpecError) as raised:
         load_benchmark(tmp_path / "B.yaml", "B.yaml", tmp_path)
     assert str(raised.value) == message
+
+
+NO_CASES_HINT = "add cases, or write 'no_cases: true' if the benchmark has none on purpose"
+CALIBRATION = (
+    '{"id": "k1", "candidate_output": "x", "label": "pass"}\n',
+    '{"id": "k2", "candidate_output": "y", "label": "fail"}\n',
+)
+
+
+@pytest.mark.parametrize(
+    ("fields", "message"),
+    [
+        (
+            "threshold: 1.0\nno_cases: true\ncases:\n  - {id: c, candidate_output: x}\n",
+            "B.yaml:6:1: no_cases: 'no_cases: true' but B has 1 case\n"
+            "  hint: remove 'no_cases: true', or the cases",
+        ),
+        (
+            "threshold: 1.0\nno_cases: true\n"
+            "cases: [{id: c, candidate_output: x}, {id: d, candidate_output: x}]\n",
+            "B.yaml:6:1: no_cases: 'no_cases: true' but B has 2 cases\n"
+            "  hint: remove 'no_cases: true', or the cases",
+        ),
+        (
+            "criticality: hard_gate\ncases_file: empty.jsonl\n",
+            "B.yaml:6:1: cases_file: cases file 'empty.jsonl' holds no cases, and B is a hard gate: its gate "
+            f"would pass with nothing judged\n  hint: {NO_CASES_HINT}",
+        ),
+        (
+            "threshold: 1.0\ncases: []\n",
+            "B.yaml:6:1: cases: 'cases' lists no cases, and B is gated at threshold 1: its gate would pass "
+            f"with nothing judged\n  hint: {NO_CASES_HINT}",
+        ),
+        (
+            "threshold: 1.0\ncalibration_file: unlabelled.jsonl\ncases:\n  - {id: c, candidate_output: x}\n",
+            "unlabelled.jsonl:2:1: label: calibration case 'k2' has no human label\n"
+            "  hint: add 'label: pass' or 'label: fail' (calibration cases measure the judge against it)",
+        ),
+        (
+            "threshold: 1.0\ncalibration_file: twice.jsonl\ncases:\n  - {id: c, candidate_output: x}\n",
+            "twice.jsonl:2:1: id: duplicate case id 'k1' (first at twice.jsonl:1:1)\n"
+            "  hint: case ids must be unique within a benchmark",
+        ),
+    ],
+    ids=[
+        "no-cases-but-one",
+        "no-cases-but-two",
+        "empty-cases-file-hard-gate",
+        "empty-list-gated",
+        "unlabelled",
+        "twice",
+    ],
+)
+def test_a_benchmarks_cases_and_calibration_cases_are_checked(
+    fields: str, message: str, tmp_path: Path
+) -> None:
+    (tmp_path / "p.md").write_text("SYSTEM: x\n\nRUBRIC\n\nPass conditions:\n- ok\n")
+    (tmp_path / "empty.jsonl").write_text("")
+    (tmp_path / "unlabelled.jsonl").write_text(CALIBRATION[0] + '{"id": "k2", "candidate_output": "y"}\n')
+    (tmp_path / "twice.jsonl").write_text(CALIBRATION[0] + CALIBRATION[0].replace('"pass"', '"fail"'))
+    head = "code: B\nlabel: b\nevaluator_type: llm_judge\nllm_prompt_file: p.md\n"
+    (tmp_path / "B.yaml").write_text(head + fields)
+    with pytest.raises(SpecError) as raised:
+        load_benchmark(tmp_path / "B.yaml", "B.yaml", tmp_path)
+    assert str(raised.value) == message
+
+
+def test_no_cases_on_purpose_and_labelled_calibration_cases_load(tmp_path: Path) -> None:
+    (tmp_path / "p.md").write_text("SYSTEM: x\n\nRUBRIC\n\nPass conditions:\n- ok\n")
+    (tmp_path / "cal.jsonl").write_text("".join(CALIBRATION))
+    head = "code: B\nlabel: b\nevaluator_type: llm_judge\nllm_prompt_file: p.md\n"
+    for fields in ("threshold: 0.5\nno_cases: true\ncases: []\n", "cases: []\n"):  # on purpose; no gate
+        (tmp_path / "B.yaml").write_text(head + fields)
+        assert load_benchmark(tmp_path / "B.yaml", "B.yaml", tmp_path).cases == ()
+    (tmp_path / "B.yaml").write_text(
+        head + "calibration_file: cal.jsonl\ncases:\n  - {id: c, candidate_output: x}\n"
+    )
+    benchmark = load_benchmark(tmp_path / "B.yaml", "B.yaml", tmp_path)
+    assert [(c.id, c.spec.label) for c in benchmark.calibration_cases] == [("k1", "pass"), ("k2", "fail")]
+    assert [c.id for c in benchmark.cases] == ["c"]
