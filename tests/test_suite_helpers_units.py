@@ -488,3 +488,15 @@ def test_no_cases_on_purpose_and_labelled_calibration_cases_load(tmp_path: Path)
     benchmark = load_benchmark(tmp_path / "B.yaml", "B.yaml", tmp_path)
     assert [(c.id, c.spec.label) for c in benchmark.calibration_cases] == [("k1", "pass"), ("k2", "fail")]
     assert [c.id for c in benchmark.cases] == ["c"]
+
+
+def test_a_value_in_a_message_is_its_escaped_repr_cut_to_the_limit() -> None:
+    from pytest_llmjudge.suite.text import shown
+
+    assert shown("a" * 78, 80) == "'" + "a" * 78 + "'"  # exactly the limit: whole
+    assert shown("a" * 79, 80) == "'" + "a" * 78 + "…"
+    assert shown({i: i for i in range(100)}, 12) == "{0: 0, 1: 1…"  # a big mapping is cut first
+    assert shown(list(range(100)), 12) == "[0, 1, 2, 3…"
+    assert shown(tuple(range(100)), 12) == "(0, 1, 2, 3…"
+    assert shown(10**5000) == "<int>"  # too long for Python to print
+    assert shown("x\x00y") == "'x\\x00y'"
