@@ -500,3 +500,27 @@ def test_a_value_in_a_message_is_its_escaped_repr_cut_to_the_limit() -> None:
     assert shown(tuple(range(100)), 12) == "(0, 1, 2, 3…"
     assert shown(10**5000) == "<int>"  # too long for Python to print
     assert shown("x\x00y") == "'x\\x00y'"
+
+
+def test_yaml_keys_tags_anchors_and_an_empty_file_are_placed() -> None:
+    from pytest_llmjudge.suite.yamlsrc import load_yaml
+
+    assert load_yaml("", "f.yaml").where(("code",)) == Location("f.yaml", 1, 1)  # nothing to point at
+    for text in ("a: !foo {b: 1}\n", "a: !foo [1]\n"):
+        with pytest.raises(SpecError) as raised:
+            load_yaml(text, "f.yaml")
+        assert str(raised.value) == (
+            "f.yaml:1:4: a: unsupported YAML tag '!foo'\n"
+            "  hint: only plain YAML is loaded (safe loader); remove the tag"
+        )
+    with pytest.raises(SpecError) as raised:
+        load_yaml("a:\n  b: {2024-02-30: x}\n", "f.yaml")  # a key YAML cannot read, named by its mapping
+    assert (str(raised.value.location), raised.value.field) == ("f.yaml:2:7", "a.b")
+    with pytest.raises(SpecError) as raised:
+        load_yaml("? [a, b]\n: c\n", "f.yaml")
+    complex_key = "f.yaml:1:3: <file>: mapping keys must be plain scalars\n  hint: quote the key"
+    assert str(raised.value) == complex_key
+    # a merged mapping's keys point where they are written: the anchor's, or the mapping's own
+    merged = load_yaml("base: &b {x: 1}\nitem:\n  <<: *b\n  y: 2\n", "f.yaml")
+    assert merged.data == {"base": {"x": 1}, "item": {"y": 2, "x": 1}}
+    assert [str(merged.where(("item", key))) for key in ("x", "y")] == ["f.yaml:1:11", "f.yaml:4:3"]
