@@ -524,3 +524,16 @@ def test_yaml_keys_tags_anchors_and_an_empty_file_are_placed() -> None:
     merged = load_yaml("base: &b {x: 1}\nitem:\n  <<: *b\n  y: 2\n", "f.yaml")
     assert merged.data == {"base": {"x": 1}, "item": {"y": 2, "x": 1}}
     assert [str(merged.where(("item", key))) for key in ("x", "y")] == ["f.yaml:1:11", "f.yaml:4:3"]
+
+
+def test_a_key_that_is_no_plain_scalar_is_refused_and_a_number_key_is_placed() -> None:
+    from pytest_llmjudge.suite.yamlsrc import load_yaml
+
+    cases = (("2024-01-01: x\n", "f.yaml:1:1: <file>"), ("a:\n  !!binary aGk=: x\n", "f.yaml:2:3: a"))
+    for text, where in cases:
+        with pytest.raises(SpecError) as raised:
+            load_yaml(text, "f.yaml")
+        assert str(raised.value) == f"{where}: mapping keys must be plain scalars\n  hint: quote the key"
+    numbered = load_yaml("a:\n  1: x\n  b: y\n", "f.yaml")
+    assert numbered.data == {"a": {1: "x", "b": "y"}}
+    assert str(numbered.where(("a", "1"))) == "f.yaml:2:3"  # paths name keys as text
