@@ -537,3 +537,34 @@ def test_a_key_that_is_no_plain_scalar_is_refused_and_a_number_key_is_placed() -
     numbered = load_yaml("a:\n  1: x\n  b: y\n", "f.yaml")
     assert numbered.data == {"a": {1: "x", "b": "y"}}
     assert str(numbered.where(("a", "1"))) == "f.yaml:2:3"  # paths name keys as text
+
+
+def test_a_mappings_own_key_wins_over_a_merged_one_and_is_placed_there() -> None:
+    from pytest_llmjudge.suite.yamlsrc import load_yaml
+
+    merged = load_yaml("base: &b {x: 1, z: 3}\nitem:\n  <<: *b\n  x: 2\n", "f.yaml")
+    assert merged.data["item"] == {"x": 2, "z": 3}
+    assert [str(merged.where(("item", key))) for key in ("x", "z")] == ["f.yaml:4:3", "f.yaml:1:17"]
+    nested = load_yaml("base: &b {x: {y: 1}}\nitem:\n  x: {y: 2}\n  <<: *b\n", "f.yaml")
+    assert nested.data["item"] == {"x": {"y": 2}} and str(nested.where(("item", "x", "y"))) == "f.yaml:3:7"
+
+
+def test_a_calibration_file_outside_the_root_and_a_two_judge_panel(tmp_path: Path) -> None:
+    root = tmp_path / "project"
+    root.mkdir()
+    (root / "p.md").write_text("SYSTEM: x\n\nRUBRIC\n\nPass conditions:\n- ok\n")
+    (tmp_path / "cal.jsonl").write_text("".join(CALIBRATION))
+    head = "code: B\nlabel: b\nevaluator_type: llm_judge\nllm_prompt_file: p.md\n"
+    cases = "cases:\n  - {id: c, candidate_output: x}\n"
+    (root / "B.yaml").write_text(head + "calibration_file: ../cal.jsonl\n" + cases)
+    with pytest.raises(SpecError) as raised:
+        load_benchmark(root / "B.yaml", "B.yaml", root)
+    assert (str(raised.value.location), raised.value.field) == ("B.yaml:5:1", "calibration_file")
+    assert len(load_benchmark(root / "B.yaml", "B.yaml", root, allow_outside=True).calibration_cases) == 2
+    (root / "B.yaml").write_text(head + "judge:\n  panel:\n    - openai:a\n    - openai:a\n" + cases)
+    with pytest.raises(SpecError) as raised:
+        load_benchmark(root / "B.yaml", "B.yaml", root)
+    assert str(raised.value.location) == "B.yaml:8:7"  # the second, a panel of two
+    (root / "B.yaml").write_text(head + "judge:\n  panel: [openai:a, openai:b]\n  min_members: 2\n" + cases)
+    judge = load_benchmark(root / "B.yaml", "B.yaml", root).spec.judge
+    assert judge is not None and judge.min_members == 2  # all of them may be required
