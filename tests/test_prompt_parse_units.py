@@ -151,3 +151,9 @@ def test_a_heading_indented_by_a_tab_or_spaces_is_text_of_the_item_above() -> No
     ]
     assert sections.uncertainty_policy == ""
     assert [h.key for h in sections.headings] == ["system", "rubric", "pass_conditions"]
+
+
+def test_a_prompt_without_behavior_or_automatic_fail_has_neither() -> None:
+    sections = parse_prompt("SYSTEM: x\n\nDESCRIPTION: d\n\nRUBRIC\n\nPass conditions:\n- ok\n", "p.md")
+    assert (sections.behavior, sections.automatic_fail) == ("", ())
+    assert sections.automatic_fail_header == "Automatic fail if any of the following are true:"
